@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 The metaroce authors
+#
+# Sets up like devtools/test.sh, then runs the most end-to-end path metaroce
+# has today. No NIC and no configuration needed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+devtools/install-deps.sh
+[ -f build/build.ninja ] || meson setup build -Dwerror=true >/dev/null
+ninja -C build >/dev/null
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+cat <<'TXT'
+== metaroce demo: wire format v0 ==
+The transport engine and the dataplane are not built yet. What exists is the
+wire format: every packet type, encoded into Ethernet/IPv4 and Ethernet/IPv6
+frames, written to a pcap capture, and decoded again by the same parser the
+dataplane will use, then by the Wireshark dissector. Addresses are from the
+documentation ranges; nothing is sent on any network.
+
+TXT
+build/app/mr-decode --sample "$work/sample.pcap"
+echo
+echo "-- mr-decode (metaroce's parser), first 12 packets and the summary --"
+build/app/mr-decode "$work/sample.pcap" | head -n 12
+build/app/mr-decode --summary "$work/sample.pcap"
+
+echo
+echo "-- a corrupted copy: one payload bit flipped in frame 5 --"
+python3 - "$work/sample.pcap" "$work/corrupt.pcap" <<'PY'
+import struct, sys
+data = bytearray(open(sys.argv[1], "rb").read())
+off = 24
+for _ in range(4):  # skip to frame 5
+    off += 16 + struct.unpack_from("<I", data, off + 8)[0]
+data[off + 16 + 120] ^= 0x01  # a payload byte of the 4 KiB WRITE
+open(sys.argv[2], "wb").write(data)
+PY
+build/app/mr-decode --summary "$work/corrupt.pcap"
+
+if command -v tshark >/dev/null; then
+  echo
+  echo "-- tshark with usertools/wireshark/metaroce.lua --"
+  tshark -X lua_script:usertools/wireshark/metaroce.lua -r "$work/sample.pcap" 2>/dev/null | head -n 12
+fi

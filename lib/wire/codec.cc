@@ -1,0 +1,469 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The metaroce authors
+ */
+
+// MetaRoCE header parse and encode (doc/spec.md sections 3 and 4).
+
+#include <cstring>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "mr_crc32c.h"
+#include "mr_wire_codec.h"
+#include "mr_wire_layout_private.h"
+
+namespace metaroce::wire {
+namespace {
+
+using namespace layout;
+
+bool IsZero(const std::array<uint64_t, kSackWords>& w) {
+  for (uint64_t x : w) {
+    if (x != 0) return false;
+  }
+  return true;
+}
+
+ParseError CheckData(const Packet& p) {
+  const DataBody& d = p.data;
+  const size_t payload = p.payload.size();
+  if (d.stream_id == 0) return ParseError::kZeroStream;
+  // Fields this type does not carry must be zero, or encoding would drop them.
+  if ((!HasRdmaTarget(p.type) && (d.rkey != 0 || d.va != 0)) ||
+      (!HasImmediate(p.type) && d.imm != 0) || (!ConsumesReceive(p.type) && d.recv_seq != 0) ||
+      (!IsAtomicRequest(p.type) && (d.operand0 | d.operand1) != 0) ||
+      (p.type != PacketType::kAtomicResp && d.orig != 0)) {
+    return ParseError::kReservedNotZero;
+  }
+  if (CarriesPayload(p.type)) {
+    if (payload == 0 && d.msg_len != 0) return ParseError::kEmptyPayload;
+    if (d.msg_offset > d.msg_len || payload > d.msg_len - d.msg_offset) {
+      return ParseError::kPayloadBeyondMessage;
+    }
+    return ParseError::kOk;
+  }
+  if (payload != 0) return ParseError::kPayloadNotAllowed;
+  if (d.msg_offset != 0) return ParseError::kReservedNotZero;
+  if (IsAtomicRequest(p.type) || p.type == PacketType::kAtomicResp) {
+    if (d.msg_len != 8) return ParseError::kBadAtomicLength;
+    if (p.type == PacketType::kAtomicFetchAdd && d.operand1 != 0) {
+      return ParseError::kBadAtomicOperand;
+    }
+  }
+  return ParseError::kOk;
+}
+
+ParseError CheckAck(const Packet& p) {
+  const AckBody& a = p.ack;
+  if (!p.payload.empty()) return ParseError::kPayloadNotAllowed;
+  // The flag bits and the body booleans say the same thing; a packet whose
+  // flags claim a bitmap the body does not have is inconsistent.
+  if (((p.flags & flags::kSack) != 0 && !a.has_sack) || ((p.flags & flags::kEce) != 0 && !a.ece)) {
+    return ParseError::kBadFlags;
+  }
+  if (a.num_stream_acks > kMaxStreamAcks) return ParseError::kTooManyStreamAcks;
+  if (a.has_sack && IsZero(a.sack)) return ParseError::kEmptySack;
+  if (!a.has_sack && !IsZero(a.sack)) return ParseError::kReservedNotZero;
+  for (size_t i = 0; i < a.num_stream_acks; i++) {
+    if (a.stream_acks[i].stream_id == 0) return ParseError::kZeroStreamAck;
+  }
+  return ParseError::kOk;
+}
+
+ParseError CheckNak(const Packet& p) {
+  const NakBody& n = p.nak;
+  const auto code = static_cast<uint8_t>(n.code);
+  if (code == 0 || code > kNakCodeMax) return ParseError::kBadNakCode;
+  if (n.stream_id == 0) return ParseError::kZeroStream;
+  if (n.code != NakCode::kReceiverNotReady && n.rnr_delay_10us != 0) {
+    return ParseError::kReservedNotZero;
+  }
+  if (!p.payload.empty()) return ParseError::kPayloadNotAllowed;
+  return ParseError::kOk;
+}
+
+ParseError CheckConn(const Packet& p) {
+  const ConnBody& c = p.conn;
+  if (p.path_id != 0) return ParseError::kReservedNotZero;
+  if (!p.payload.empty()) return ParseError::kPayloadNotAllowed;
+  if (c.src_conn_id == 0) return ParseError::kZeroConnId;
+  if (c.min_version > c.max_version) return ParseError::kBadVersionRange;
+  const auto reason = static_cast<uint8_t>(c.reason);
+  const bool opening = p.type == PacketType::kConnReq || p.type == PacketType::kConnAccept;
+  if (opening) {
+    if (c.reason != ConnReason::kNone) return ParseError::kBadConnReason;
+    if (c.num_paths == 0 || c.max_payload < kMinConnPayloadBytes) {
+      return ParseError::kBadConnParameters;
+    }
+  } else if (reason > kConnReasonMax) {
+    return ParseError::kBadConnReason;
+  }
+  return ParseError::kOk;
+}
+
+// Writes the type header and the part of the payload region that belongs to
+// the header (ACK extension). Returns the bytes written.
+size_t EncodeTypeHeader(const Packet& p, uint8_t* out) {
+  uint8_t* q = out;
+  switch (ClassOf(p.type)) {
+    case PacketClass::kData: {
+      const DataBody& d = p.data;
+      DataHdr h;
+      h.psn.set(d.psn);
+      h.tx_ts_ns.set(d.tx_ts_ns);
+      h.stream_id.set(d.stream_id);
+      h.msn.set(d.msn);
+      h.msg_len.set(d.msg_len);
+      h.msg_offset.set(d.msg_offset);
+      Store(q, h);
+      q += sizeof(h);
+      if (HasRdmaTarget(p.type)) {
+        RdmaTargetHdr t;
+        t.rkey.set(d.rkey);
+        t.va.set(d.va);
+        Store(q, t);
+        q += sizeof(t);
+      }
+      if (ConsumesReceive(p.type)) {
+        Be32 rs;
+        rs.set(d.recv_seq);
+        Store(q, rs);
+        q += sizeof(rs);
+      }
+      if (HasImmediate(p.type)) {
+        Be32 imm;
+        imm.set(d.imm);
+        Store(q, imm);
+        q += sizeof(imm);
+      }
+      if (IsAtomicRequest(p.type)) {
+        AtomicOperandsHdr o;
+        o.operand0.set(d.operand0);
+        o.operand1.set(d.operand1);
+        Store(q, o);
+        q += sizeof(o);
+      }
+      if (p.type == PacketType::kAtomicResp) {
+        Be64 orig;
+        orig.set(d.orig);
+        Store(q, orig);
+        q += sizeof(orig);
+      }
+      break;
+    }
+    case PacketClass::kAck: {
+      const AckBody& a = p.ack;
+      AckHdr h{};
+      h.cum_psn.set(a.cum_psn);
+      h.echo_ts_ns.set(a.echo_ts_ns);
+      h.ack_delay_ns.set(a.ack_delay_ns);
+      h.rate_hint_mbps.set(a.rate_hint_mbps);
+      h.rx_pkts.set(a.rx_pkts);
+      h.ce_pkts.set(a.ce_pkts);
+      h.num_stream_acks = a.num_stream_acks;
+      Store(q, h);
+      q += sizeof(h);
+      if (a.has_sack) {
+        for (uint64_t w : a.sack) {
+          Be64 bw;
+          bw.set(w);
+          Store(q, bw);
+          q += sizeof(bw);
+        }
+      }
+      for (size_t i = 0; i < a.num_stream_acks; i++) {
+        StreamAckHdr s;
+        s.stream_id.set(a.stream_acks[i].stream_id);
+        s.msn_next.set(a.stream_acks[i].msn_next);
+        Store(q, s);
+        q += sizeof(s);
+      }
+      break;
+    }
+    case PacketClass::kNak: {
+      NakHdr h;
+      h.stream_id.set(p.nak.stream_id);
+      h.msn.set(p.nak.msn);
+      h.psn.set(p.nak.psn);
+      h.code = static_cast<uint8_t>(p.nak.code);
+      h.detail = p.nak.detail;
+      h.rnr_delay_10us.set(p.nak.rnr_delay_10us);
+      Store(q, h);
+      q += sizeof(h);
+      break;
+    }
+    case PacketClass::kProbe: {
+      ProbeHdr h;
+      h.probe_seq.set(p.probe.probe_seq);
+      h.ts_ns.set(p.probe.ts_ns);
+      Store(q, h);
+      q += sizeof(h);
+      break;
+    }
+    case PacketClass::kConn: {
+      const ConnBody& c = p.conn;
+      ConnHdr h{};
+      h.src_conn_id.set(c.src_conn_id);
+      h.nonce.set(c.nonce);
+      h.min_version = c.min_version;
+      h.max_version = c.max_version;
+      h.reason = static_cast<uint8_t>(c.reason);
+      h.num_paths.set(c.num_paths);
+      h.max_payload.set(c.max_payload);
+      h.capabilities.set(c.capabilities);
+      Store(q, h);
+      q += sizeof(h);
+      break;
+    }
+    case PacketClass::kInvalid: break;
+  }
+  return static_cast<size_t>(q - out);
+}
+
+// Decodes the type header at @p in (length already checked) into @p out.
+// Returns the bytes of the payload region that belong to the header.
+ParseError DecodeTypeHeader(const uint8_t* in, size_t region, Packet* out) {
+  const uint8_t* q = in;
+  switch (ClassOf(out->type)) {
+    case PacketClass::kData: {
+      DataBody& d = out->data;
+      d = DataBody{};
+      const auto h = Load<DataHdr>(q);
+      q += sizeof(h);
+      d.psn = h.psn.get();
+      d.tx_ts_ns = h.tx_ts_ns.get();
+      d.stream_id = h.stream_id.get();
+      d.msn = h.msn.get();
+      d.msg_len = h.msg_len.get();
+      d.msg_offset = h.msg_offset.get();
+      if (HasRdmaTarget(out->type)) {
+        const auto t = Load<RdmaTargetHdr>(q);
+        q += sizeof(t);
+        d.rkey = t.rkey.get();
+        d.va = t.va.get();
+      }
+      if (ConsumesReceive(out->type)) {
+        d.recv_seq = Load<Be32>(q).get();
+        q += 4;
+      }
+      if (HasImmediate(out->type)) {
+        d.imm = Load<Be32>(q).get();
+        q += 4;
+      }
+      if (IsAtomicRequest(out->type)) {
+        const auto o = Load<AtomicOperandsHdr>(q);
+        d.operand0 = o.operand0.get();
+        d.operand1 = o.operand1.get();
+      }
+      if (out->type == PacketType::kAtomicResp) d.orig = Load<Be64>(q).get();
+      return ParseError::kOk;
+    }
+    case PacketClass::kAck: {
+      AckBody& a = out->ack;
+      const auto h = Load<AckHdr>(q);
+      q += sizeof(h);
+      a.cum_psn = h.cum_psn.get();
+      a.echo_ts_ns = h.echo_ts_ns.get();
+      a.ack_delay_ns = h.ack_delay_ns.get();
+      a.rate_hint_mbps = h.rate_hint_mbps.get();
+      a.rx_pkts = h.rx_pkts.get();
+      a.ce_pkts = h.ce_pkts.get();
+      a.has_sack = (out->flags & flags::kSack) != 0;
+      a.ece = (out->flags & flags::kEce) != 0;
+      a.num_stream_acks = h.num_stream_acks;
+      if (h.reserved0 != 0 || h.reserved1.get() != 0) return ParseError::kReservedNotZero;
+      if (a.num_stream_acks > kMaxStreamAcks) return ParseError::kTooManyStreamAcks;
+      const size_t ext = (a.has_sack ? kSackBytes : 0) + a.num_stream_acks * kStreamAckBytes;
+      if (ext != region) return ParseError::kBadSackLength;
+      a.sack = {};
+      if (a.has_sack) {
+        for (auto& w : a.sack) {
+          w = Load<Be64>(q).get();
+          q += 8;
+        }
+      }
+      for (size_t i = 0; i < a.num_stream_acks; i++) {
+        const auto s = Load<StreamAckHdr>(q);
+        q += sizeof(s);
+        a.stream_acks[i] = {s.stream_id.get(), s.msn_next.get()};
+      }
+      for (size_t i = a.num_stream_acks; i < kMaxStreamAcks; i++) a.stream_acks[i] = {};
+      out->payload = {};
+      return ParseError::kOk;
+    }
+    case PacketClass::kNak: {
+      const auto h = Load<NakHdr>(q);
+      out->nak.stream_id = h.stream_id.get();
+      out->nak.msn = h.msn.get();
+      out->nak.psn = h.psn.get();
+      out->nak.code = static_cast<NakCode>(h.code);
+      out->nak.detail = h.detail;
+      out->nak.rnr_delay_10us = h.rnr_delay_10us.get();
+      return ParseError::kOk;
+    }
+    case PacketClass::kProbe: {
+      const auto h = Load<ProbeHdr>(q);
+      out->probe.probe_seq = h.probe_seq.get();
+      out->probe.ts_ns = h.ts_ns.get();
+      if (out->type == PacketType::kProbeReply && region != 0) {
+        return ParseError::kPayloadNotAllowed;
+      }
+      return ParseError::kOk;
+    }
+    case PacketClass::kConn: {
+      const auto h = Load<ConnHdr>(q);
+      ConnBody& c = out->conn;
+      c.src_conn_id = h.src_conn_id.get();
+      c.nonce = h.nonce.get();
+      c.min_version = h.min_version;
+      c.max_version = h.max_version;
+      c.reason = static_cast<ConnReason>(h.reason);
+      c.num_paths = h.num_paths.get();
+      c.max_payload = h.max_payload.get();
+      c.capabilities = h.capabilities.get();
+      if (h.reserved0 != 0 || h.reserved1.get() != 0) return ParseError::kReservedNotZero;
+      return ParseError::kOk;
+    }
+    case PacketClass::kInvalid: break;
+  }
+  return ParseError::kBadType;
+}
+
+}  // namespace
+
+uint16_t WireFlags(const Packet& p) {
+  uint16_t f = p.flags;
+  if (p.type == PacketType::kAck) {
+    if (p.ack.has_sack) f |= flags::kSack;
+    if (p.ack.ece) f |= flags::kEce;
+  }
+  return f;
+}
+
+bool Equivalent(const Packet& a, const Packet& b) {
+  if (a.type != b.type || WireFlags(a) != WireFlags(b) || a.dst_conn_id != b.dst_conn_id ||
+      a.path_id != b.path_id) {
+    return false;
+  }
+  if (a.payload.size() != b.payload.size() ||
+      (!a.payload.empty() && std::memcmp(a.payload.data(), b.payload.data(), a.payload.size()))) {
+    return false;
+  }
+  switch (ClassOf(a.type)) {
+    case PacketClass::kData: return a.data == b.data;
+    case PacketClass::kAck: {
+      if (a.ack.num_stream_acks != b.ack.num_stream_acks) return false;
+      AckBody x = a.ack, y = b.ack;
+      // Entries past num_stream_acks are not on the wire.
+      for (size_t i = std::min<size_t>(x.num_stream_acks, kMaxStreamAcks); i < kMaxStreamAcks;
+           i++) {
+        x.stream_acks[i] = y.stream_acks[i] = {};
+      }
+      return x == y;
+    }
+    case PacketClass::kNak: return a.nak == b.nak;
+    case PacketClass::kProbe: return a.probe == b.probe;
+    case PacketClass::kConn: return a.conn == b.conn;
+    case PacketClass::kInvalid: break;
+  }
+  return false;
+}
+
+size_t PayloadFieldBytes(const Packet& p) {
+  if (p.type == PacketType::kAck) {
+    return (p.ack.has_sack ? kSackBytes : 0) +
+           std::min<size_t>(p.ack.num_stream_acks, kMaxStreamAcks) * kStreamAckBytes;
+  }
+  return p.payload.size();
+}
+
+size_t EncodedBytes(const Packet& p) {
+  return kCommonHeaderBytes + TypeHeaderBytes(p.type) + PayloadFieldBytes(p) + kCrcBytes;
+}
+
+ParseError CheckFields(const Packet& p) {
+  const PacketClass cls = ClassOf(p.type);
+  if (cls == PacketClass::kInvalid) return ParseError::kBadType;
+  if ((p.flags & ~AllowedFlags(p.type)) != 0) return ParseError::kBadFlags;
+  if (p.type == PacketType::kConnReq) {
+    if (p.dst_conn_id != 0) return ParseError::kReservedNotZero;
+  } else if (p.dst_conn_id == 0) {
+    return ParseError::kZeroConnId;
+  }
+  if (PayloadFieldBytes(p) > kMaxPayloadBytes) return ParseError::kBadLength;
+  switch (cls) {
+    case PacketClass::kData: return CheckData(p);
+    case PacketClass::kAck: return CheckAck(p);
+    case PacketClass::kNak: return CheckNak(p);
+    case PacketClass::kProbe:
+      return (p.type == PacketType::kProbeReply && !p.payload.empty())
+                 ? ParseError::kPayloadNotAllowed
+                 : ParseError::kOk;
+    case PacketClass::kConn: return CheckConn(p);
+    case PacketClass::kInvalid: break;
+  }
+  return ParseError::kBadType;
+}
+
+ParseError ParseDatagram(std::span<const uint8_t> in, const ParseOptions& opt, Packet* out) {
+  if (in.size() < kCommonHeaderBytes) return ParseError::kTruncatedHeader;
+  const auto h = Load<CommonHdr>(in.data());
+  if (h.version != kVersion) return ParseError::kBadVersion;
+  if (ClassOf(h.type) == PacketClass::kInvalid) return ParseError::kBadType;
+  out->type = static_cast<PacketType>(h.type);
+  out->flags = h.flags.get();
+  if ((out->flags & ~AllowedFlags(out->type)) != 0) return ParseError::kBadFlags;
+  const size_t type_bytes = TypeHeaderBytes(out->type);
+  if (in.size() < kCommonHeaderBytes + type_bytes + kCrcBytes) return ParseError::kTruncatedHeader;
+  const size_t region = h.payload_len.get();
+  const size_t total = kCommonHeaderBytes + type_bytes + region + kCrcBytes;
+  if (in.size() < total) return ParseError::kTruncatedPayload;
+  if (in.size() > total) return ParseError::kBadLength;
+  if (opt.verify_crc) {
+    const uint32_t want = Load<Be32>(in.data() + total - kCrcBytes).get();
+    if (Crc32c(in.data(), total - kCrcBytes) != want) return ParseError::kBadCrc;
+  }
+  out->dst_conn_id = h.dst_conn_id.get();
+  out->path_id = h.path_id.get();
+  const uint8_t* body = in.data() + kCommonHeaderBytes;
+  out->payload = {body + type_bytes, region};
+  const ParseError e = DecodeTypeHeader(body, region, out);
+  if (e != ParseError::kOk) return e;
+  return CheckFields(*out);
+}
+
+absl::StatusOr<size_t> EncodeDatagram(const Packet& p, std::span<uint8_t> out) {
+  const ParseError e = CheckFields(p);
+  if (e != ParseError::kOk) {
+    return absl::InvalidArgumentError(absl::StrCat("cannot encode ",
+                                                   PacketTypeName(static_cast<uint8_t>(p.type)),
+                                                   " packet: ", ParseErrorName(e)));
+  }
+  const size_t total = EncodedBytes(p);
+  if (out.size() < total) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("buffer of ", out.size(), " bytes cannot hold a ", total, "-byte packet"));
+  }
+  uint8_t* q = out.data();
+  CommonHdr h;
+  h.version = kVersion;
+  h.type = static_cast<uint8_t>(p.type);
+  h.flags.set(WireFlags(p));
+  h.dst_conn_id.set(p.dst_conn_id);
+  h.path_id.set(p.path_id);
+  h.payload_len.set(static_cast<uint16_t>(PayloadFieldBytes(p)));
+  Store(q, h);
+  q += sizeof(h);
+  q += EncodeTypeHeader(p, q);
+  if (p.type != PacketType::kAck && !p.payload.empty()) {
+    std::memcpy(q, p.payload.data(), p.payload.size());
+    q += p.payload.size();
+  }
+  Be32 crc;
+  crc.set(Crc32c(out.data(), static_cast<size_t>(q - out.data())));
+  Store(q, crc);
+  q += sizeof(crc);
+  return static_cast<size_t>(q - out.data());
+}
+
+}  // namespace metaroce::wire

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The metaroce authors
+ */
+
+#include <array>
+#include <bit>
+#include <cstring>
+
+#include "mr_crc32c.h"
+
+#if defined(__x86_64__)
+#include <nmmintrin.h>
+#endif
+
+namespace metaroce::wire {
+namespace {
+
+constexpr uint32_t kPolyReflected = 0x82F63B78u;
+
+// Slicing-by-8 tables: kTables[k][b] is the CRC of byte b followed by k zero bytes.
+constexpr std::array<std::array<uint32_t, 256>, 8> MakeTables() {
+  std::array<std::array<uint32_t, 256>, 8> t{};
+  for (uint32_t i = 0; i < 256; i++) {
+    uint32_t c = i;
+    for (int k = 0; k < 8; k++) c = (c & 1) ? (c >> 1) ^ kPolyReflected : c >> 1;
+    t[0][i] = c;
+  }
+  for (uint32_t i = 0; i < 256; i++) {
+    for (size_t k = 1; k < 8; k++) t[k][i] = (t[k - 1][i] >> 8) ^ t[0][t[k - 1][i] & 0xff];
+  }
+  return t;
+}
+
+constexpr auto kTables = MakeTables();
+
+uint32_t UpdatePortable(uint32_t c, const uint8_t* p, size_t len) {
+  while (len >= 8) {
+    uint32_t lo, hi;
+    std::memcpy(&lo, p, 4);
+    std::memcpy(&hi, p + 4, 4);
+    if constexpr (std::endian::native == std::endian::big) {
+      lo = __builtin_bswap32(lo);
+      hi = __builtin_bswap32(hi);
+    }
+    lo ^= c;
+    c = kTables[7][lo & 0xff] ^ kTables[6][(lo >> 8) & 0xff] ^ kTables[5][(lo >> 16) & 0xff] ^
+        kTables[4][lo >> 24] ^ kTables[3][hi & 0xff] ^ kTables[2][(hi >> 8) & 0xff] ^
+        kTables[1][(hi >> 16) & 0xff] ^ kTables[0][hi >> 24];
+    p += 8;
+    len -= 8;
+  }
+  while (len--) c = (c >> 8) ^ kTables[0][(c ^ *p++) & 0xff];
+  return c;
+}
+
+#if defined(__x86_64__)
+__attribute__((target("sse4.2"))) uint32_t UpdateSse42(uint32_t c, const uint8_t* p, size_t len) {
+  uint64_t c64 = c;
+  while (len >= 8) {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    c64 = _mm_crc32_u64(c64, v);
+    p += 8;
+    len -= 8;
+  }
+  c = static_cast<uint32_t>(c64);
+  while (len--) c = _mm_crc32_u8(c, *p++);
+  return c;
+}
+
+// Zero (portable path) until initialised, so a CRC taken during static
+// initialisation elsewhere is still correct.
+const bool kHaveSse42 = [] {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("sse4.2") != 0;
+}();
+#else
+constexpr bool kHaveSse42 = false;
+#endif
+
+uint32_t Update(uint32_t c, const uint8_t* p, size_t len) {
+#if defined(__x86_64__)
+  if (kHaveSse42) return UpdateSse42(c, p, len);
+#endif
+  return UpdatePortable(c, p, len);
+}
+
+}  // namespace
+
+uint32_t Crc32cExtend(uint32_t crc, const void* data, size_t len) {
+  if (len == 0) return crc;
+  return ~Update(~crc, static_cast<const uint8_t*>(data), len);
+}
+
+uint32_t Crc32cExtendPortable(uint32_t crc, const void* data, size_t len) {
+  if (len == 0) return crc;
+  return ~UpdatePortable(~crc, static_cast<const uint8_t*>(data), len);
+}
+
+uint32_t Crc32c(const void* data, size_t len) { return Crc32cExtend(0, data, len); }
+
+bool Crc32cIsAccelerated() { return kHaveSse42; }
+
+}  // namespace metaroce::wire

@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The metaroce authors
+ */
+
+// Ethernet / IPv4 / IPv6 / UDP encapsulation (doc/spec.md section 2).
+
+#include <arpa/inet.h>
+
+#include <cstring>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "mr_wire_codec.h"
+#include "mr_wire_frame.h"
+#include "mr_wire_layout_private.h"
+
+namespace metaroce::wire {
+namespace {
+
+using namespace layout;
+
+// One's-complement sum of 16-bit big-endian words (RFC 1071), not yet folded.
+uint64_t SumWords(const uint8_t* p, size_t len, uint64_t sum) {
+  while (len >= 2) {
+    sum += static_cast<uint32_t>(p[0] << 8 | p[1]);
+    p += 2;
+    len -= 2;
+  }
+  if (len) sum += static_cast<uint32_t>(p[0] << 8);
+  return sum;
+}
+
+uint16_t Fold(uint64_t sum) {
+  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+  return static_cast<uint16_t>(sum);
+}
+
+// Sum of the UDP pseudo header (RFC 768 / RFC 8200 section 8.1).
+uint64_t PseudoSum(const uint8_t* src, const uint8_t* dst, size_t addr_len, size_t udp_len) {
+  uint64_t s = SumWords(src, addr_len, 0);
+  s = SumWords(dst, addr_len, s);
+  return s + kIpProtoUdp + udp_len;
+}
+
+bool IsIpv6ExtensionHeader(uint8_t nh) {
+  switch (nh) {
+    case 0:
+    case 43:
+    case 44:
+    case 50:
+    case 51:
+    case 60:
+    case 135:
+    case 139:
+    case 140:
+    case 253:
+    case 254: return true;
+    default: return false;
+  }
+}
+
+}  // namespace
+
+IpAddr IpAddr::V4(uint8_t a, uint8_t b, uint8_t c, uint8_t d) {
+  IpAddr r;
+  r.bytes[0] = a;
+  r.bytes[1] = b;
+  r.bytes[2] = c;
+  r.bytes[3] = d;
+  return r;
+}
+
+IpAddr IpAddr::V6(const std::array<uint8_t, 16>& b) {
+  IpAddr r;
+  r.v6 = true;
+  r.bytes = b;
+  return r;
+}
+
+std::string IpAddr::ToString() const {
+  char buf[INET6_ADDRSTRLEN];
+  if (inet_ntop(v6 ? AF_INET6 : AF_INET, bytes.data(), buf, sizeof(buf)) == nullptr) return "?";
+  return buf;
+}
+
+size_t EncapBytes(const FrameInfo& f) {
+  return kEthHeaderBytes + (f.has_vlan ? kVlanTagBytes : 0) +
+         (f.src.v6 ? kIpv6HeaderBytes : kIpv4HeaderBytes) + kUdpHeaderBytes;
+}
+
+ParseError ParseFrame(std::span<const uint8_t> frame, const ParseOptions& opt, FrameInfo* info,
+                      Packet* out) {
+  const uint8_t* p = frame.data();
+  size_t len = frame.size();
+  if (len < kEthHeaderBytes) return ParseError::kEthTruncated;
+  const auto eth = Load<EthHdr>(p);
+  std::memcpy(info->eth_dst.bytes.data(), eth.dst, 6);
+  std::memcpy(info->eth_src.bytes.data(), eth.src, 6);
+  uint16_t ether_type = eth.ether_type.get();
+  p += kEthHeaderBytes;
+  len -= kEthHeaderBytes;
+  info->has_vlan = false;
+  info->vlan_tci = 0;
+  if (ether_type == kEtherTypeVlan) {
+    if (len < kVlanTagBytes) return ParseError::kEthTruncated;
+    info->has_vlan = true;
+    info->vlan_tci = Load<Be16>(p).get();
+    ether_type = Load<Be16>(p + 2).get();
+    p += kVlanTagBytes;
+    len -= kVlanTagBytes;
+  }
+
+  size_t udp_len_avail = 0;  // bytes of the IP payload (UDP header onwards)
+  uint64_t pseudo = 0;
+  if (ether_type == kEtherTypeIpv4) {
+    if (len < kIpv4HeaderBytes) return ParseError::kIpTruncated;
+    const auto ip = Load<Ipv4Hdr>(p);
+    if ((ip.version_ihl >> 4) != 4) return ParseError::kIpBadVersion;
+    const size_t ihl = static_cast<size_t>(ip.version_ihl & 0xf) * 4;
+    if (ihl < kIpv4HeaderBytes) return ParseError::kIpBadHeaderLength;
+    if (len < ihl) return ParseError::kIpTruncated;
+    const size_t total = ip.total_length.get();
+    if (total < ihl) return ParseError::kIpBadLength;
+    if (total > len) return ParseError::kIpTruncated;
+    if (opt.verify_ip_checksum && Fold(SumWords(p, ihl, 0)) != 0xffff) {
+      return ParseError::kIpBadChecksum;
+    }
+    if ((ip.frag.get() & 0x3fff) != 0) return ParseError::kIpFragment;  // MF or an offset
+    if (ip.protocol != kIpProtoUdp) return ParseError::kIpNotUdp;
+    info->src = IpAddr::V4(ip.src[0], ip.src[1], ip.src[2], ip.src[3]);
+    info->dst = IpAddr::V4(ip.dst[0], ip.dst[1], ip.dst[2], ip.dst[3]);
+    info->dscp = ip.tos >> 2;
+    info->ecn = static_cast<Ecn>(ip.tos & 3);
+    info->ttl = ip.ttl;
+    info->flow_label = 0;
+    info->ip_id = ip.id.get();
+    udp_len_avail = total - ihl;
+    p += ihl;
+  } else if (ether_type == kEtherTypeIpv6) {
+    if (len < kIpv6HeaderBytes) return ParseError::kIpTruncated;
+    const auto ip = Load<Ipv6Hdr>(p);
+    const uint32_t vtf = ip.ver_tc_flow.get();
+    if ((vtf >> 28) != 6) return ParseError::kIpBadVersion;
+    const size_t payload = ip.payload_length.get();
+    if (payload > len - kIpv6HeaderBytes) return ParseError::kIpTruncated;
+    if (ip.next_header != kIpProtoUdp) {
+      return IsIpv6ExtensionHeader(ip.next_header) ? ParseError::kIpv6ExtensionHeader
+                                                   : ParseError::kIpNotUdp;
+    }
+    info->src = IpAddr::V6(std::to_array(ip.src));
+    info->dst = IpAddr::V6(std::to_array(ip.dst));
+    const auto tc = static_cast<uint8_t>(vtf >> 20);
+    info->dscp = tc >> 2;
+    info->ecn = static_cast<Ecn>(tc & 3);
+    info->ttl = ip.hop_limit;
+    info->flow_label = vtf & 0xfffff;
+    info->ip_id = 0;
+    udp_len_avail = payload;
+    p += kIpv6HeaderBytes;
+  } else {
+    return ParseError::kEthNotIp;
+  }
+
+  if (udp_len_avail < kUdpHeaderBytes) return ParseError::kUdpTruncated;
+  const auto udp = Load<UdpHdr>(p);
+  const size_t udp_len = udp.length.get();
+  if (udp_len != udp_len_avail) return ParseError::kUdpBadLength;
+  info->src_port = udp.src_port.get();
+  info->dst_port = udp.dst_port.get();
+  if (info->dst_port != opt.udp_port) return ParseError::kUdpWrongPort;
+  const uint16_t csum = udp.checksum.get();
+  if (opt.verify_udp_checksum && (csum != 0 || info->src.v6)) {
+    const size_t alen = info->src.v6 ? 16 : 4;
+    pseudo = PseudoSum(info->src.bytes.data(), info->dst.bytes.data(), alen, udp_len);
+    if (csum == 0 || Fold(SumWords(p, udp_len, pseudo)) != 0xffff) {
+      return ParseError::kUdpBadChecksum;
+    }
+  }
+  return ParseDatagram({p + kUdpHeaderBytes, udp_len - kUdpHeaderBytes}, opt, out);
+}
+
+absl::StatusOr<size_t> EncodeFrame(const FrameInfo& f, const Packet& pkt, std::span<uint8_t> out,
+                                   const EncodeOptions& opt) {
+  if (f.src.v6 != f.dst.v6) {
+    return absl::InvalidArgumentError("source and destination addresses differ in IP version");
+  }
+  if (f.dscp > 63 || static_cast<uint8_t>(f.ecn) > 3 || f.flow_label > 0xfffff) {
+    return absl::InvalidArgumentError("dscp, ecn or flow label out of range");
+  }
+  const size_t encap = EncapBytes(f);
+  if (out.size() < encap) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("buffer of ", out.size(), " bytes cannot hold the headers"));
+  }
+  auto body = EncodeDatagram(pkt, out.subspan(encap));
+  if (!body.ok()) return body.status();
+  const size_t udp_len = kUdpHeaderBytes + *body;
+  if (udp_len > 0xffff - kIpv6HeaderBytes) {
+    return absl::InvalidArgumentError("datagram too large for one IP packet");
+  }
+
+  uint8_t* p = out.data();
+  EthHdr eth;
+  std::memcpy(eth.dst, f.eth_dst.bytes.data(), 6);
+  std::memcpy(eth.src, f.eth_src.bytes.data(), 6);
+  const uint16_t l3_type = f.src.v6 ? kEtherTypeIpv6 : kEtherTypeIpv4;
+  eth.ether_type.set(f.has_vlan ? kEtherTypeVlan : l3_type);
+  Store(p, eth);
+  p += kEthHeaderBytes;
+  if (f.has_vlan) {
+    Be16 tci, type;
+    tci.set(f.vlan_tci);
+    type.set(l3_type);
+    Store(p, tci);
+    Store(p + 2, type);
+    p += kVlanTagBytes;
+  }
+  const uint8_t tos = static_cast<uint8_t>(f.dscp << 2 | static_cast<uint8_t>(f.ecn));
+  const uint8_t* src = f.src.bytes.data();
+  const uint8_t* dst = f.dst.bytes.data();
+  bool want_udp_csum = true;
+  if (!f.src.v6) {
+    Ipv4Hdr ip{};
+    ip.version_ihl = 0x45;
+    ip.tos = tos;
+    ip.total_length.set(static_cast<uint16_t>(kIpv4HeaderBytes + udp_len));
+    ip.id.set(f.ip_id);
+    ip.frag.set(0x4000);  // don't fragment
+    ip.ttl = f.ttl;
+    ip.protocol = kIpProtoUdp;
+    std::memcpy(ip.src, src, 4);
+    std::memcpy(ip.dst, dst, 4);
+    Store(p, ip);
+    Be16 csum;
+    csum.set(static_cast<uint16_t>(~Fold(SumWords(p, kIpv4HeaderBytes, 0))));
+    Store(p + offsetof(Ipv4Hdr, checksum), csum);
+    p += kIpv4HeaderBytes;
+    want_udp_csum = opt.udp_checksum_ipv4;
+  } else {
+    Ipv6Hdr ip{};
+    ip.ver_tc_flow.set(6u << 28 | static_cast<uint32_t>(tos) << 20 | f.flow_label);
+    ip.payload_length.set(static_cast<uint16_t>(udp_len));
+    ip.next_header = kIpProtoUdp;
+    ip.hop_limit = f.ttl;
+    std::memcpy(ip.src, src, 16);
+    std::memcpy(ip.dst, dst, 16);
+    Store(p, ip);
+    p += kIpv6HeaderBytes;
+  }
+  UdpHdr udp{};
+  udp.src_port.set(f.src_port);
+  udp.dst_port.set(f.dst_port);
+  udp.length.set(static_cast<uint16_t>(udp_len));
+  Store(p, udp);
+  if (want_udp_csum) {
+    const size_t alen = f.src.v6 ? 16 : 4;
+    uint16_t c =
+        static_cast<uint16_t>(~Fold(SumWords(p, udp_len, PseudoSum(src, dst, alen, udp_len))));
+    if (c == 0) c = 0xffff;  // zero means "no checksum" on the wire
+    Be16 csum;
+    csum.set(c);
+    Store(p + offsetof(UdpHdr, checksum), csum);
+  }
+  return encap + *body;
+}
+
+}  // namespace metaroce::wire

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The metaroce authors
+ */
+
+/**
+ * @file
+ * Parsing and encoding of MetaRoCE packets. Both are pure functions over
+ * caller buffers with full bounds checks. A parse either succeeds or names
+ * the one rule the input broke (ParseError); encoding refuses any packet that
+ * the parser would reject, so what we send always parses.
+ */
+
+#ifndef METAROCE_MR_WIRE_CODEC_H
+#define METAROCE_MR_WIRE_CODEC_H
+
+#include <cstdint>
+#include <span>
+
+#include "absl/status/statusor.h"
+#include "mr_wire_frame.h"
+#include "mr_wire_packet.h"
+
+namespace metaroce::wire {
+
+/** Why a packet was rejected. Drivers and the engine count drops by this reason. */
+enum class ParseError : uint8_t {
+  kOk = 0,
+  // Ethernet
+  kEthTruncated,
+  kEthNotIp,
+  // IPv4 / IPv6
+  kIpTruncated,
+  kIpBadVersion,
+  kIpBadHeaderLength,
+  kIpBadChecksum,
+  kIpBadLength,
+  kIpFragment,
+  kIpNotUdp,
+  kIpv6ExtensionHeader,
+  // UDP
+  kUdpTruncated,
+  kUdpBadLength,
+  kUdpWrongPort,
+  kUdpBadChecksum,
+  // MetaRoCE common header
+  kTruncatedHeader,
+  kTruncatedPayload,
+  kBadVersion,
+  kBadType,
+  kBadFlags,
+  kBadLength,
+  kBadCrc,
+  kReservedNotZero,
+  kZeroConnId,
+  // Data
+  kZeroStream,
+  kPayloadBeyondMessage,
+  kEmptyPayload,
+  kPayloadNotAllowed,
+  kBadAtomicLength,
+  kBadAtomicOperand,
+  // ACK
+  kBadSackLength,
+  kEmptySack,
+  kTooManyStreamAcks,
+  kZeroStreamAck,
+  // NAK
+  kBadNakCode,
+  // Connection management
+  kBadConnReason,
+  kBadVersionRange,
+  kBadConnParameters,
+  kCount,  ///< number of reasons (array size for counters)
+};
+
+/** Stable snake_case name of a reason ("bad_crc"), for counters and logs. */
+const char* ParseErrorName(ParseError e);
+
+/** What the receiver checks. */
+struct ParseOptions {
+  uint16_t udp_port = kDefaultUdpPort;  ///< frames to another UDP destination port are rejected
+  bool verify_crc = true;               ///< false only when hardware already checked it
+  bool verify_ip_checksum = true;       ///< IPv4 header checksum
+  bool verify_udp_checksum = true;      ///< when non-zero (always present on IPv6)
+};
+
+/**
+ * Parses the MetaRoCE bytes of one UDP datagram (header, payload, CRC trailer).
+ * @param in  the UDP payload
+ * @param out on success the decoded packet; out->payload points into @p in
+ * @return kOk, or the first rule the input broke (out is then unspecified)
+ */
+ParseError ParseDatagram(std::span<const uint8_t> in, const ParseOptions& opt, Packet* out);
+
+/**
+ * Parses a whole Ethernet frame: Ethernet (at most one VLAN tag), IPv4 or
+ * IPv6 without options or extension headers, UDP to opt.udp_port, MetaRoCE.
+ * @param frame the frame without FCS
+ * @param info  on success the encapsulation fields (addresses, ports, ECN, ...)
+ */
+ParseError ParseFrame(std::span<const uint8_t> frame, const ParseOptions& opt, FrameInfo* info,
+                      Packet* out);
+
+/**
+ * Checks the fields of a decoded packet against the v0 rules that do not depend
+ * on the byte layout (non-zero ids, offsets inside the message, ...). The
+ * parser applies it to every packet; encoders apply it before writing.
+ */
+ParseError CheckFields(const Packet& p);
+
+/**
+ * Writes the MetaRoCE bytes of @p p (header, payload, CRC) into @p out.
+ * @return bytes written, or InvalidArgument (the packet breaks a rule, named)
+ *         or ResourceExhausted (out is too small)
+ */
+absl::StatusOr<size_t> EncodeDatagram(const Packet& p, std::span<uint8_t> out);
+
+/** Encoding choices for whole frames. */
+struct EncodeOptions {
+  bool udp_checksum_ipv4 = false;  ///< IPv6 always carries a UDP checksum (RFC 8200)
+};
+
+/**
+ * Writes a whole Ethernet frame (Ethernet, IP, UDP, MetaRoCE) into @p out.
+ * @return frame length, or an error as EncodeDatagram
+ */
+absl::StatusOr<size_t> EncodeFrame(const FrameInfo& f, const Packet& p, std::span<uint8_t> out,
+                                   const EncodeOptions& opt = {});
+
+}  // namespace metaroce::wire
+
+#endif  // METAROCE_MR_WIRE_CODEC_H

@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The metaroce authors
+ */
+
+/*
+ * Byte layouts of wire format v0, exactly as doc/spec.md draws them. Fields are
+ * byte arrays (alignment 1), so the structs have no padding and every offset
+ * and size is pinned by a static_assert below. Not installed.
+ */
+
+#ifndef METAROCE_MR_WIRE_LAYOUT_PRIVATE_H
+#define METAROCE_MR_WIRE_LAYOUT_PRIVATE_H
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "mr_wire_defs.h"
+
+namespace metaroce::wire::layout {
+
+/** Big-endian unsigned integer of N bytes. */
+template <typename T>
+struct Be {
+  uint8_t b[sizeof(T)];
+  T get() const {
+    T v = 0;
+    for (size_t i = 0; i < sizeof(T); i++) v = static_cast<T>((v << 8) | b[i]);
+    return v;
+  }
+  void set(T v) {
+    for (size_t i = sizeof(T); i-- > 0;) {
+      b[i] = static_cast<uint8_t>(v & 0xff);
+      v = static_cast<T>(v >> 8);
+    }
+  }
+};
+using Be16 = Be<uint16_t>;
+using Be32 = Be<uint32_t>;
+using Be64 = Be<uint64_t>;
+
+struct CommonHdr {
+  uint8_t version;
+  uint8_t type;
+  Be16 flags;
+  Be32 dst_conn_id;
+  Be16 path_id;
+  Be16 payload_len;
+};
+
+struct DataHdr {
+  Be32 psn;
+  Be32 tx_ts_ns;
+  Be32 stream_id;
+  Be32 msn;
+  Be32 msg_len;
+  Be32 msg_offset;
+};
+
+struct RdmaTargetHdr {
+  Be32 rkey;
+  Be64 va;
+};
+
+struct AtomicOperandsHdr {
+  Be64 operand0;
+  Be64 operand1;
+};
+
+struct AckHdr {
+  Be32 cum_psn;
+  Be32 echo_ts_ns;
+  Be32 ack_delay_ns;
+  Be32 rate_hint_mbps;
+  Be32 rx_pkts;
+  Be32 ce_pkts;
+  uint8_t num_stream_acks;
+  uint8_t reserved0;
+  Be16 reserved1;
+};
+
+struct StreamAckHdr {
+  Be32 stream_id;
+  Be32 msn_next;
+};
+
+struct NakHdr {
+  Be32 stream_id;
+  Be32 msn;
+  Be32 psn;
+  uint8_t code;
+  uint8_t detail;
+  Be16 rnr_delay_10us;
+};
+
+struct ProbeHdr {
+  Be32 probe_seq;
+  Be32 ts_ns;
+};
+
+struct ConnHdr {
+  Be32 src_conn_id;
+  Be32 nonce;
+  uint8_t min_version;
+  uint8_t max_version;
+  uint8_t reason;
+  uint8_t reserved0;
+  Be16 num_paths;
+  Be16 max_payload;
+  Be32 capabilities;
+  Be32 reserved1;
+};
+
+struct EthHdr {
+  uint8_t dst[6];
+  uint8_t src[6];
+  Be16 ether_type;
+};
+
+struct Ipv4Hdr {
+  uint8_t version_ihl;
+  uint8_t tos;
+  Be16 total_length;
+  Be16 id;
+  Be16 frag;
+  uint8_t ttl;
+  uint8_t protocol;
+  Be16 checksum;
+  uint8_t src[4];
+  uint8_t dst[4];
+};
+
+struct Ipv6Hdr {
+  Be32 ver_tc_flow;
+  Be16 payload_length;
+  uint8_t next_header;
+  uint8_t hop_limit;
+  uint8_t src[16];
+  uint8_t dst[16];
+};
+
+struct UdpHdr {
+  Be16 src_port;
+  Be16 dst_port;
+  Be16 length;
+  Be16 checksum;
+};
+
+// Every wire size and offset, pinned (doc/spec.md section 3).
+static_assert(sizeof(Be16) == 2 && sizeof(Be32) == 4 && sizeof(Be64) == 8);
+static_assert(sizeof(CommonHdr) == kCommonHeaderBytes);
+static_assert(offsetof(CommonHdr, flags) == 2 && offsetof(CommonHdr, dst_conn_id) == 4);
+static_assert(offsetof(CommonHdr, path_id) == 8 && offsetof(CommonHdr, payload_len) == 10);
+static_assert(sizeof(DataHdr) == kDataHeaderBytes);
+static_assert(offsetof(DataHdr, stream_id) == 8 && offsetof(DataHdr, msg_offset) == 20);
+static_assert(sizeof(RdmaTargetHdr) == kRdmaTargetBytes && offsetof(RdmaTargetHdr, va) == 4);
+static_assert(sizeof(AtomicOperandsHdr) == kAtomicOperandsBytes);
+static_assert(sizeof(AckHdr) == kAckFixedBytes && offsetof(AckHdr, num_stream_acks) == 24);
+static_assert(sizeof(StreamAckHdr) == kStreamAckBytes);
+static_assert(sizeof(NakHdr) == kNakBytes && offsetof(NakHdr, code) == 12);
+static_assert(sizeof(ProbeHdr) == kProbeBytes);
+static_assert(sizeof(ConnHdr) == kConnBytes && offsetof(ConnHdr, num_paths) == 12);
+static_assert(offsetof(ConnHdr, capabilities) == 16);
+static_assert(sizeof(EthHdr) == kEthHeaderBytes);
+static_assert(sizeof(Ipv4Hdr) == kIpv4HeaderBytes);
+static_assert(sizeof(Ipv6Hdr) == kIpv6HeaderBytes);
+static_assert(sizeof(UdpHdr) == kUdpHeaderBytes);
+static_assert(kSackBytes == 32, "the SACK bitmap is 256 bits");
+static_assert(TypeHeaderBytes(PacketType::kWrite) == 36);
+static_assert(TypeHeaderBytes(PacketType::kWriteImm) == 44);
+static_assert(TypeHeaderBytes(PacketType::kSend) == 28);
+static_assert(TypeHeaderBytes(PacketType::kSendImm) == 32);
+static_assert(TypeHeaderBytes(PacketType::kReadReq) == 36);
+static_assert(TypeHeaderBytes(PacketType::kReadResp) == 24);
+static_assert(TypeHeaderBytes(PacketType::kAtomicFetchAdd) == 52);
+static_assert(TypeHeaderBytes(PacketType::kAtomicResp) == 32);
+static_assert(kMaxHeaderBytes == 12 + 28 + 32 + 64);
+
+/** Reads a layout struct from possibly unaligned bytes. */
+template <typename T>
+inline T Load(const uint8_t* p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return v;
+}
+
+/** Writes a layout struct to possibly unaligned bytes. */
+template <typename T>
+inline void Store(uint8_t* p, const T& v) {
+  std::memcpy(p, &v, sizeof(T));
+}
+
+}  // namespace metaroce::wire::layout
+
+#endif  // METAROCE_MR_WIRE_LAYOUT_PRIVATE_H

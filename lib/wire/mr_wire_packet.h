@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The metaroce authors
+ */
+
+/**
+ * @file
+ * The decoded form of one MetaRoCE packet, in host byte order. Parsing fills it
+ * from wire bytes; encoding writes it back. Which body member is meaningful
+ * follows from the packet type (ClassOf()); the others are left zero.
+ */
+
+#ifndef METAROCE_MR_WIRE_PACKET_H
+#define METAROCE_MR_WIRE_PACKET_H
+
+#include <array>
+#include <cstdint>
+#include <span>
+
+#include "mr_wire_defs.h"
+
+namespace metaroce::wire {
+
+/** Body of every data packet (requests, SEND/WRITE data and responses). */
+struct DataBody {
+  friend bool operator==(const DataBody&, const DataBody&) = default;
+  uint32_t psn = 0;         ///< path sequence number on common.path_id
+  uint32_t tx_ts_ns = 0;    ///< sender clock at transmission, ns modulo 2^32
+  uint32_t stream_id = 0;   ///< destination stream (the receiver's QP number); never 0
+  uint32_t msn = 0;         ///< message sequence number within the stream
+  uint32_t msg_len = 0;     ///< total message length in bytes
+  uint32_t msg_offset = 0;  ///< offset of this packet's payload within the message
+  uint32_t rkey = 0;        ///< HasRdmaTarget() types
+  uint64_t va = 0;          ///< HasRdmaTarget() types: remote address of message byte 0
+  uint32_t imm = 0;         ///< HasImmediate() types (host order of the 32-bit value)
+  uint32_t recv_seq = 0;    ///< ConsumesReceive() types: index of the receive it consumes
+  uint64_t operand0 = 0;    ///< ATOMIC: add value (fetch-add) or compare value (comp-swap)
+  uint64_t operand1 = 0;    ///< ATOMIC comp-swap: swap value; fetch-add: 0
+  uint64_t orig = 0;        ///< ATOMIC response: the value before the operation
+};
+
+/** "Every message of this stream below msn_next is placed and accepted." */
+struct StreamAck {
+  uint32_t stream_id = 0;  ///< the requester's stream; never 0
+  uint32_t msn_next = 0;
+  friend bool operator==(const StreamAck&, const StreamAck&) = default;
+};
+
+/** Per-path acknowledgement. */
+struct AckBody {
+  friend bool operator==(const AckBody&, const AckBody&) = default;
+  uint32_t cum_psn = 0;         ///< next PSN expected: every PSN before it was received
+  uint32_t echo_ts_ns = 0;      ///< tx_ts_ns of the packet that triggered this ACK
+  uint32_t ack_delay_ns = 0;    ///< time the receiver held that packet before acking
+  uint32_t rate_hint_mbps = 0;  ///< receiver's fair share for this sender; 0 = no limit
+  uint32_t rx_pkts = 0;         ///< data packets received on this path, cumulative mod 2^32
+  uint32_t ce_pkts = 0;         ///< of those, CE-marked, cumulative mod 2^32
+  bool has_sack = false;        ///< flags::kSack (WireFlags() sets the bit from this)
+  bool ece = false;             ///< flags::kEce (WireFlags() sets the bit from this)
+  /** Bit i (word i / 64, bit i % 64) set: PSN cum_psn + 1 + i was received. */
+  std::array<uint64_t, kSackWords> sack{};
+  uint8_t num_stream_acks = 0;
+  std::array<StreamAck, kMaxStreamAcks> stream_acks{};
+};
+
+/** Message-level negative acknowledgement. */
+struct NakBody {
+  friend bool operator==(const NakBody&, const NakBody&) = default;
+  uint32_t stream_id = 0;  ///< the requester's stream; never 0
+  uint32_t msn = 0;        ///< message that failed
+  uint32_t psn = 0;        ///< PSN (on common.path_id) of the packet that triggered it
+  NakCode code = NakCode::kInvalidRequest;
+  uint8_t detail = 0;           ///< NakDetail, informational
+  uint16_t rnr_delay_10us = 0;  ///< kReceiverNotReady: wait at least this many 10 us units
+};
+
+/** PROBE / PROBE_REPLY body. */
+struct ProbeBody {
+  friend bool operator==(const ProbeBody&, const ProbeBody&) = default;
+  uint32_t probe_seq = 0;
+  uint32_t ts_ns = 0;  ///< PROBE: sender clock; PROBE_REPLY: echo of the probe's ts_ns
+};
+
+/** Connection management body (CONN_REQ / CONN_ACCEPT / CONN_REJECT / CONN_CLOSE). */
+struct ConnBody {
+  friend bool operator==(const ConnBody&, const ConnBody&) = default;
+  uint32_t src_conn_id = 0;  ///< the sender's own id for this connection; never 0
+  uint32_t nonce = 0;        ///< request's random value; ACCEPT/REJECT/CLOSE echo it
+  uint8_t min_version = 0;   ///< lowest wire version the sender speaks
+  uint8_t max_version = 0;   ///< highest wire version the sender speaks
+  ConnReason reason = ConnReason::kNone;
+  uint16_t num_paths = 0;     ///< paths the sender will spray over (REQ/ACCEPT)
+  uint16_t max_payload = 0;   ///< largest payload the sender accepts per packet
+  uint32_t capabilities = 0;  ///< optional features; v0 defines none, unknown bits ignored
+};
+
+/** One decoded MetaRoCE packet. */
+struct Packet {
+  PacketType type = PacketType::kWrite;
+  uint16_t flags = 0;
+  uint32_t dst_conn_id = 0;  ///< receiver's connection id; 0 only in CONN_REQ
+  uint16_t path_id = 0;
+  DataBody data;
+  AckBody ack;
+  NakBody nak;
+  ProbeBody probe;
+  ConnBody conn;
+  /** Data payload or PROBE padding. Parsing points it into the parsed buffer. */
+  std::span<const uint8_t> payload;
+};
+
+/**
+ * The flags field as encoded: for an ACK, p.flags plus kSack / kEce when
+ * ack.has_sack / ack.ece are set (parsing sets both the bits and the booleans).
+ */
+uint16_t WireFlags(const Packet& p);
+
+/**
+ * True when @p a and @p b have the same type, flags, ids, the same values in
+ * every field their type carries and equal payload bytes.
+ */
+bool Equivalent(const Packet& a, const Packet& b);
+
+/** Bytes after the UDP header that Encode() writes for this packet (headers, payload, CRC). */
+size_t EncodedBytes(const Packet& p);
+
+/** Bytes following the type header (the payload_len field) for this packet. */
+size_t PayloadFieldBytes(const Packet& p);
+
+/** Name of a packet type as in doc/spec.md ("WRITE", "ACK", ...); "UNKNOWN" otherwise. */
+const char* PacketTypeName(uint8_t type);
+
+/** Name of a NAK code ("RNR", "REMOTE_ACCESS", ...); "UNKNOWN" otherwise. */
+const char* NakCodeName(uint8_t code);
+
+}  // namespace metaroce::wire
+
+#endif  // METAROCE_MR_WIRE_PACKET_H

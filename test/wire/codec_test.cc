@@ -1,0 +1,559 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The metaroce authors
+ */
+
+// MetaRoCE header encode/parse: round trips, hand-written layouts from
+// doc/spec.md, and one test per rejection rule.
+
+#include <set>
+
+#include "gtest/gtest.h"
+#include "wire_test_util.h"
+
+namespace metaroce::wire {
+namespace {
+
+using namespace testing;
+
+// ---- Round trips ----------------------------------------------------------
+
+TEST(Codec, EverySampleRoundTripsAsDatagram) {
+  std::set<PacketType> seen;
+  for (const auto& s : SampleConversation()) {
+    SCOPED_TRACE(s.name);
+    const Packet in = s.Get();
+    const auto bytes = Encode(in);
+    ASSERT_EQ(bytes.size(), EncodedBytes(in));
+    Packet out;
+    ASSERT_EQ(Parse(bytes, &out), ParseError::kOk);
+    EXPECT_TRUE(Equivalent(in, out));
+    seen.insert(in.type);
+  }
+  // The sample set covers every packet type.
+  for (int t = 0; t < 256; t++) {
+    if (ClassOf(static_cast<uint8_t>(t)) != PacketClass::kInvalid) {
+      EXPECT_TRUE(seen.count(static_cast<PacketType>(t))) << PacketTypeName(t);
+    }
+  }
+}
+
+TEST(Codec, EveryTypeRoundTripsOverIpv4AndIpv6Frames) {
+  int v4 = 0, v6 = 0;
+  for (const auto& s : SampleConversation()) {
+    SCOPED_TRACE(s.name);
+    const auto frame = EncodeWithFrame(s.frame, s.Get());
+    FrameInfo fi;
+    Packet out;
+    ASSERT_EQ(ParseFrame(frame, ParseOptions{}, &fi, &out), ParseError::kOk);
+    EXPECT_TRUE(Equivalent(s.Get(), out));
+    EXPECT_EQ(fi.src, s.frame.src);
+    EXPECT_EQ(fi.dst, s.frame.dst);
+    EXPECT_EQ(fi.src_port, s.frame.src_port);
+    EXPECT_EQ(fi.dst_port, s.frame.dst_port);
+    EXPECT_EQ(fi.ecn, s.frame.ecn);
+    EXPECT_EQ(fi.dscp, s.frame.dscp);
+    EXPECT_EQ(fi.has_vlan, s.frame.has_vlan);
+    EXPECT_EQ(fi.eth_src, s.frame.eth_src);
+    (s.frame.src.v6 ? v6 : v4)++;
+  }
+  EXPECT_GE(v4, 17);
+  EXPECT_GE(v6, 17);
+}
+
+TEST(Codec, SackBitmapEdgesSurvive) {
+  Packet p;
+  p.type = PacketType::kAck;
+  p.dst_conn_id = 1;
+  p.ack.cum_psn = 0xfffffff0u;  // the bitmap spans the PSN wrap
+  p.ack.has_sack = true;
+  p.ack.sack = {1ull, 0, 0, 1ull << 63};  // bits 0 and 255
+  const auto b = Encode(p);
+  Packet out;
+  ASSERT_EQ(Parse(b, &out), ParseError::kOk);
+  EXPECT_EQ(out.ack.sack[0], 1ull);
+  EXPECT_EQ(out.ack.sack[3], 1ull << 63);
+  EXPECT_EQ(out.ack.cum_psn, 0xfffffff0u);
+}
+
+TEST(Codec, ZeroLengthMessageAndLargestPayload) {
+  Packet p;
+  p.type = PacketType::kWrite;
+  p.dst_conn_id = 9;
+  p.data.stream_id = 3;
+  p.data.rkey = 1;
+  const auto empty = Encode(p);
+  EXPECT_EQ(Parse(empty), ParseError::kOk);
+
+  std::vector<uint8_t> big(kMaxPayloadBytes, 0x5a);
+  p.data.msg_len = 0xffffffffu;  // a 4 GiB - 1 message
+  p.data.msg_offset = 0xffffffffu - kMaxPayloadBytes;
+  p.payload = big;
+  const auto b = Encode(p);
+  Packet out;
+  ASSERT_EQ(Parse(b, &out), ParseError::kOk);
+  EXPECT_EQ(out.payload.size(), kMaxPayloadBytes);
+  EXPECT_EQ(out.data.msg_offset + out.payload.size(), 0xffffffffu);
+}
+
+// ---- Layouts written by hand from doc/spec.md ------------------------------
+// clang-format off
+
+std::vector<uint8_t> WithCrc(std::vector<uint8_t> b) {
+  b.resize(b.size() + kCrcBytes);
+  Reseal(b);
+  return b;
+}
+
+void ExpectLayout(const Packet& p, const std::vector<uint8_t>& want) {
+  const auto got = Encode(p);
+  EXPECT_EQ(got, want);
+  Packet back;
+  ASSERT_EQ(Parse(want, &back), ParseError::kOk);
+  EXPECT_TRUE(Equivalent(p, back));
+}
+
+TEST(Layout, Write) {
+  const uint8_t data[] = {0xde, 0xad, 0xbe, 0xef};
+  Packet p;
+  p.type = PacketType::kWrite;
+  p.flags = flags::kAckReq;
+  p.dst_conn_id = 0x01020304;
+  p.path_id = 0x0506;
+  p.data = {.psn = 0x0a0b0c0d, .tx_ts_ns = 0x11121314, .stream_id = 0x21222324,
+            .msn = 0x31323334, .msg_len = 0x1000, .msg_offset = 0x800, .rkey = 0x41424344,
+            .va = 0x5152535455565758};
+  p.payload = data;
+  ExpectLayout(p, WithCrc({
+                      0x00, 0x01, 0x00, 0x01,  // version, type WRITE, flags ACK_REQ
+                      0x01, 0x02, 0x03, 0x04,  // dst_conn_id
+                      0x05, 0x06, 0x00, 0x04,  // path_id, payload_len
+                      0x0a, 0x0b, 0x0c, 0x0d,  // psn
+                      0x11, 0x12, 0x13, 0x14,  // tx_ts
+                      0x21, 0x22, 0x23, 0x24,  // stream_id
+                      0x31, 0x32, 0x33, 0x34,  // msn
+                      0x00, 0x00, 0x10, 0x00,  // msg_len
+                      0x00, 0x00, 0x08, 0x00,  // msg_offset
+                      0x41, 0x42, 0x43, 0x44,  // rkey
+                      0x51, 0x52, 0x53, 0x54, 0x55, 0x56, 0x57, 0x58,  // va
+                      0xde, 0xad, 0xbe, 0xef,  // payload
+                  }));
+}
+
+TEST(Layout, WriteImmAndSendImm) {
+  const uint8_t data[] = {0x77};
+  Packet p;
+  p.type = PacketType::kWriteImm;
+  p.flags = flags::kSolicited;
+  p.dst_conn_id = 1;
+  p.data = {.psn = 2, .tx_ts_ns = 3, .stream_id = 4, .msn = 5, .msg_len = 1, .msg_offset = 0,
+            .rkey = 6, .va = 7, .imm = 0x99887766, .recv_seq = 0x0c0d0e0f};
+  p.payload = data;
+  ExpectLayout(p, WithCrc({0x00, 0x02, 0x00, 0x02, 0, 0, 0, 1, 0, 0, 0, 1,
+                           0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4, 0, 0, 0, 5, 0, 0, 0, 1, 0, 0, 0, 0,
+                           0, 0, 0, 6, 0, 0, 0, 0, 0, 0, 0, 7,  // rkey, va
+                           0x0c, 0x0d, 0x0e, 0x0f,              // recv_seq
+                           0x99, 0x88, 0x77, 0x66,              // imm
+                           0x77}));
+  p.type = PacketType::kSendImm;
+  p.data.rkey = 0;
+  p.data.va = 0;
+  ExpectLayout(p, WithCrc({0x00, 0x04, 0x00, 0x02, 0, 0, 0, 1, 0, 0, 0, 1,
+                           0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4, 0, 0, 0, 5, 0, 0, 0, 1, 0, 0, 0, 0,
+                           0x0c, 0x0d, 0x0e, 0x0f,  // recv_seq
+                           0x99, 0x88, 0x77, 0x66,  // imm
+                           0x77}));
+}
+
+TEST(Layout, AtomicCompareSwapAndResponse) {
+  Packet p;
+  p.type = PacketType::kAtomicCompSwap;
+  p.dst_conn_id = 1;
+  p.data = {.psn = 0, .tx_ts_ns = 0, .stream_id = 2, .msn = 3, .msg_len = 8, .msg_offset = 0,
+            .rkey = 0xaabbccdd, .va = 0x1000, .operand0 = 0x0102030405060708,
+            .operand1 = 0x1112131415161718};
+  ExpectLayout(p, WithCrc({0x00, 0x08, 0x00, 0x00, 0, 0, 0, 1, 0, 0, 0, 0,
+                           0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 8, 0, 0, 0, 0,
+                           0xaa, 0xbb, 0xcc, 0xdd, 0, 0, 0, 0, 0, 0, 0x10, 0x00,
+                           1, 2, 3, 4, 5, 6, 7, 8,                         // compare
+                           0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18}));  // swap
+  Packet r;
+  r.type = PacketType::kAtomicResp;
+  r.dst_conn_id = 1;
+  r.data = {.psn = 0, .tx_ts_ns = 0, .stream_id = 2, .msn = 3, .msg_len = 8, .msg_offset = 0,
+            .orig = 0xf0e0d0c0b0a09080};
+  ExpectLayout(r, WithCrc({0x00, 0x09, 0x00, 0x00, 0, 0, 0, 1, 0, 0, 0, 0,
+                           0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 8, 0, 0, 0, 0,
+                           0xf0, 0xe0, 0xd0, 0xc0, 0xb0, 0xa0, 0x90, 0x80}));
+}
+
+TEST(Layout, AckWithSackAndStreamAck) {
+  Packet p;
+  p.type = PacketType::kAck;
+  p.dst_conn_id = 0x0a000001;
+  p.path_id = 7;
+  p.ack.cum_psn = 0x100;
+  p.ack.echo_ts_ns = 0x01000000;
+  p.ack.ack_delay_ns = 0x200;
+  p.ack.rate_hint_mbps = 40000;
+  p.ack.rx_pkts = 0x10;
+  p.ack.ce_pkts = 2;
+  p.ack.ece = true;
+  p.ack.has_sack = true;
+  p.ack.sack = {0x8000000000000001ull, 0, 0, 0};
+  p.ack.num_stream_acks = 1;
+  p.ack.stream_acks[0] = {0x42, 9};
+  p.flags = flags::kSack | flags::kEce;
+  std::vector<uint8_t> want = {
+      0x00, 0x10, 0x00, 0x18,  // version, type ACK, flags SACK|ECE
+      0x0a, 0x00, 0x00, 0x01,  // dst_conn_id
+      0x00, 0x07, 0x00, 0x28,  // path_id, payload_len = 32 + 8
+      0x00, 0x00, 0x01, 0x00,  // cum_psn
+      0x01, 0x00, 0x00, 0x00,  // echo_ts
+      0x00, 0x00, 0x02, 0x00,  // ack_delay
+      0x00, 0x00, 0x9c, 0x40,  // rate_hint 40000 Mbit/s
+      0x00, 0x00, 0x00, 0x10,  // rx_pkts
+      0x00, 0x00, 0x00, 0x02,  // ce_pkts
+      0x01, 0x00, 0x00, 0x00,  // num_stream_acks, reserved
+      0x80, 0, 0, 0, 0, 0, 0, 0x01,  // SACK word 0: PSN 0x101 and 0x140
+  };
+  want.insert(want.end(), 24, 0);  // SACK words 1-3
+  const std::vector<uint8_t> entry = {0, 0, 0, 0x42, 0, 0, 0, 9};
+  want.insert(want.end(), entry.begin(), entry.end());
+  ExpectLayout(p, WithCrc(want));
+}
+
+TEST(Layout, NakProbeAndConnReq) {
+  Packet n;
+  n.type = PacketType::kNak;
+  n.dst_conn_id = 0x0a000001;
+  n.path_id = 2;
+  n.nak = {0x42, 5, 0x77, NakCode::kReceiverNotReady, 0, 100};
+  ExpectLayout(n, WithCrc({0x00, 0x11, 0, 0, 0x0a, 0, 0, 1, 0, 2, 0, 0,
+                           0, 0, 0, 0x42, 0, 0, 0, 5, 0, 0, 0, 0x77, 0x01, 0x00, 0x00, 0x64}));
+  Packet pr;
+  pr.type = PacketType::kProbeReply;
+  pr.dst_conn_id = 3;
+  pr.path_id = 9;
+  pr.probe = {0x01020304, 0x05060708};
+  ExpectLayout(pr, WithCrc({0x00, 0x21, 0, 0, 0, 0, 0, 3, 0, 9, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8}));
+  Packet c;
+  c.type = PacketType::kConnReq;
+  c.conn = {0x0a000001, 0xcafef00d, 0, 0, ConnReason::kNone, 128, 8192, 0};
+  ExpectLayout(c, WithCrc({0x00, 0x30, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                           0x0a, 0, 0, 1, 0xca, 0xfe, 0xf0, 0x0d,  // src_conn_id, nonce
+                           0, 0, 0, 0,                             // versions, reason, reserved
+                           0x00, 0x80, 0x20, 0x00,                 // num_paths, max_payload
+                           0, 0, 0, 0, 0, 0, 0, 0}));              // capabilities, reserved
+}
+
+// clang-format on
+
+// ---- Rejections --------------------------------------------------------------
+
+TEST(Reject, EveryTruncationLength) {
+  for (const auto& s : SampleConversation()) {
+    SCOPED_TRACE(s.name);
+    const auto full = Encode(s.Get());
+    const size_t hdr = kCommonHeaderBytes + TypeHeaderBytes(s.packet.type) + kCrcBytes;
+    for (size_t len = 0; len < full.size(); len++) {
+      std::vector<uint8_t> cut(full.begin(), full.begin() + len);
+      const ParseError want =
+          len < hdr ? ParseError::kTruncatedHeader : ParseError::kTruncatedPayload;
+      ASSERT_EQ(Parse(cut), want) << "length " << len;
+    }
+  }
+}
+
+TEST(Reject, TrailingBytes) {
+  auto b = Encode(Sample("v4_send").Get());
+  b.push_back(0);
+  EXPECT_EQ(Parse(b), ParseError::kBadLength);
+}
+
+TEST(Reject, VersionTypeAndFlags) {
+  const auto s = Sample("v4_write_first");
+  const auto good = Encode(s.Get());
+  for (uint8_t v : {1, 2, 0xff}) {
+    auto b = good;
+    b[0] = v;
+    Reseal(b);
+    EXPECT_EQ(Parse(b), ParseError::kBadVersion);
+  }
+  for (uint8_t t : {0x00, 0x0a, 0x12, 0x22, 0x34, 0xff}) {
+    auto b = good;
+    b[1] = t;
+    Reseal(b);
+    EXPECT_EQ(Parse(b), ParseError::kBadType) << int(t);
+  }
+  for (uint16_t f : {flags::kSolicited, flags::kEce, flags::kSack, uint16_t{0x8000}}) {
+    auto b = good;
+    Put16(b, 2, f);
+    Reseal(b);
+    EXPECT_EQ(Parse(b), ParseError::kBadFlags) << f;
+  }
+  auto ack = Encode(Sample("v4_ack_plain").Get());
+  Put16(ack, 2, flags::kAckReq);
+  Reseal(ack);
+  EXPECT_EQ(Parse(ack), ParseError::kBadFlags);
+}
+
+TEST(Reject, EveryBitFlipIsCaught) {
+  for (const auto& s : SampleConversation()) {
+    if (s.frame.src.v6) continue;  // the IPv4 half has every type
+    SCOPED_TRACE(s.name);
+    const auto good = Encode(s.Get());
+    for (size_t i = 0; i < good.size(); i++) {
+      for (int bit = 0; bit < 8; bit++) {
+        auto b = good;
+        b[i] ^= static_cast<uint8_t>(1u << bit);
+        const ParseError e = Parse(b);
+        ASSERT_NE(e, ParseError::kOk) << "byte " << i << " bit " << bit;
+        // Past the header fields that decide structure, only the CRC can notice.
+        if (i >= kCommonHeaderBytes + TypeHeaderBytes(s.packet.type) &&
+            s.packet.type != PacketType::kAck) {
+          ASSERT_EQ(e, ParseError::kBadCrc) << "byte " << i;
+        }
+      }
+    }
+  }
+}
+
+TEST(Reject, CrcCheckCanBeLeftToHardware) {
+  auto b = Encode(Sample("v4_send").Get());
+  b[b.size() - 1] ^= 1;
+  EXPECT_EQ(Parse(b), ParseError::kBadCrc);
+  Packet p;
+  ParseOptions no_crc;
+  no_crc.verify_crc = false;
+  EXPECT_EQ(ParseDatagram(b, no_crc, &p), ParseError::kOk);
+}
+
+// Offsets of data header fields inside a datagram.
+constexpr size_t kD = kCommonHeaderBytes;
+constexpr size_t kStreamOff = kD + 8, kMsgLenOff = kD + 16, kMsgOffOff = kD + 20;
+constexpr size_t kTargetEnd = kD + kDataHeaderBytes + kRdmaTargetBytes;
+
+TEST(Reject, DataFields) {
+  {
+    auto b = Encode(Sample("v4_write_first").Get());
+    Put32(b, kStreamOff, 0);
+    Reseal(b);
+    EXPECT_EQ(Parse(b), ParseError::kZeroStream);
+  }
+  {
+    auto b = Encode(Sample("v4_write_first").Get());
+    Put32(b, 4, 0);
+    Reseal(b);
+    EXPECT_EQ(Parse(b), ParseError::kZeroConnId);
+  }
+  {
+    auto b = Encode(Sample("v4_write_last").Get());  // offset 4096, 1904 bytes of 6000
+    Put32(b, kMsgLenOff, 5999);
+    Reseal(b);
+    EXPECT_EQ(Parse(b), ParseError::kPayloadBeyondMessage);
+    Put32(b, kMsgLenOff, 6000);
+    Put32(b, kMsgOffOff, 0xffffffffu);  // offset + length would wrap
+    Reseal(b);
+    EXPECT_EQ(Parse(b), ParseError::kPayloadBeyondMessage);
+  }
+  {
+    auto b = Encode(Sample("v4_send_imm_empty").Get());
+    Put32(b, kMsgLenOff, 10);
+    Reseal(b);
+    EXPECT_EQ(Parse(b), ParseError::kEmptyPayload);
+  }
+  for (const char* name : {"v4_read_req", "v4_atomic_fa", "v4_atomic_resp"}) {
+    auto b = Encode(Sample(name).Get());
+    GrowRegion(b, 4);
+    EXPECT_EQ(Parse(b), ParseError::kPayloadNotAllowed) << name;
+  }
+  {
+    auto b = Encode(Sample("v4_read_req").Get());
+    Put32(b, kMsgOffOff, 8);
+    Reseal(b);
+    EXPECT_EQ(Parse(b), ParseError::kReservedNotZero);
+  }
+  for (const char* name : {"v4_atomic_fa", "v4_atomic_cs", "v4_atomic_resp"}) {
+    auto b = Encode(Sample(name).Get());
+    Put32(b, kMsgLenOff, 16);
+    Reseal(b);
+    EXPECT_EQ(Parse(b), ParseError::kBadAtomicLength) << name;
+  }
+  {
+    auto b = Encode(Sample("v4_atomic_fa").Get());
+    Put64(b, kTargetEnd + 8, 1);  // operand1 of a fetch-add
+    Reseal(b);
+    EXPECT_EQ(Parse(b), ParseError::kBadAtomicOperand);
+  }
+}
+
+constexpr size_t kAckNumOff = kCommonHeaderBytes + 24;
+
+TEST(Reject, AckFields) {
+  const auto sack = Encode(Sample("v4_ack_sack").Get());  // SACK + 2 stream acks
+  {
+    auto b = sack;
+    b[kAckNumOff] = kMaxStreamAcks + 1;
+    Reseal(b);
+    EXPECT_EQ(Parse(b), ParseError::kTooManyStreamAcks);
+  }
+  {
+    auto b = sack;
+    b[kAckNumOff] = 3;  // claims one entry more than payload_len holds
+    Reseal(b);
+    EXPECT_EQ(Parse(b), ParseError::kBadSackLength);
+  }
+  {
+    auto b = sack;
+    Put16(b, 2, flags::kEce);  // SACK flag cleared but the bitmap bytes remain
+    Reseal(b);
+    EXPECT_EQ(Parse(b), ParseError::kBadSackLength);
+  }
+  {
+    auto b = sack;
+    const size_t bitmap = kCommonHeaderBytes + kAckFixedBytes;
+    std::fill(b.begin() + bitmap, b.begin() + bitmap + kSackBytes, 0);
+    Reseal(b);
+    EXPECT_EQ(Parse(b), ParseError::kEmptySack);
+  }
+  {
+    auto b = sack;
+    Put32(b, kCommonHeaderBytes + kAckFixedBytes + kSackBytes, 0);  // first entry's stream
+    Reseal(b);
+    EXPECT_EQ(Parse(b), ParseError::kZeroStreamAck);
+  }
+  for (size_t off : {kAckNumOff + 1, kAckNumOff + 2, kAckNumOff + 3}) {
+    auto b = sack;
+    b[off] = 1;
+    Reseal(b);
+    EXPECT_EQ(Parse(b), ParseError::kReservedNotZero) << off;
+  }
+}
+
+constexpr size_t kNakCodeOff = kCommonHeaderBytes + 12;
+
+TEST(Reject, NakFields) {
+  const auto rnr = Encode(Sample("v4_nak_rnr").Get());
+  for (uint8_t code : {0, 5, 0xff}) {
+    auto b = rnr;
+    b[kNakCodeOff] = code;
+    Reseal(b);
+    EXPECT_EQ(Parse(b), ParseError::kBadNakCode) << int(code);
+  }
+  {
+    auto b = rnr;
+    b[kNakCodeOff] = static_cast<uint8_t>(NakCode::kRemoteAccess);  // keeps the RNR delay
+    Reseal(b);
+    EXPECT_EQ(Parse(b), ParseError::kReservedNotZero);
+  }
+  {
+    auto b = rnr;
+    Put32(b, kCommonHeaderBytes, 0);
+    Reseal(b);
+    EXPECT_EQ(Parse(b), ParseError::kZeroStream);
+  }
+  {
+    auto b = rnr;
+    GrowRegion(b, 8);
+    EXPECT_EQ(Parse(b), ParseError::kPayloadNotAllowed);
+  }
+}
+
+TEST(Reject, ProbeReplyCarriesNoPadding) {
+  auto b = Encode(Sample("v4_probe_reply").Get());
+  GrowRegion(b, 16);
+  EXPECT_EQ(Parse(b), ParseError::kPayloadNotAllowed);
+  // A probe may carry padding (path MTU checks).
+  EXPECT_EQ(Parse(Encode(Sample("v4_probe").Get())), ParseError::kOk);
+}
+
+constexpr size_t kC = kCommonHeaderBytes;
+
+TEST(Reject, ConnectionFields) {
+  const auto req = Encode(Sample("v4_conn_req").Get());
+  const auto rej = Encode(Sample("v4_conn_reject").Get());
+  auto expect = [](std::vector<uint8_t> b, ParseError e, const char* what) {
+    Reseal(b);
+    EXPECT_EQ(Parse(b), e) << what;
+  };
+  auto b = req;
+  Put32(b, 4, 7);
+  expect(b, ParseError::kReservedNotZero, "CONN_REQ with a destination id");
+  b = req;
+  Put32(b, kC, 0);
+  expect(b, ParseError::kZeroConnId, "zero source id");
+  b = req;
+  b[kC + 8] = 2;
+  b[kC + 9] = 1;
+  expect(b, ParseError::kBadVersionRange, "min > max");
+  b = req;
+  b[kC + 10] = 1;
+  expect(b, ParseError::kBadConnReason, "REQ with a reason");
+  b = rej;
+  b[kC + 10] = kConnReasonMax + 1;
+  expect(b, ParseError::kBadConnReason, "unknown reason");
+  b = req;
+  Put16(b, kC + 12, 0);
+  expect(b, ParseError::kBadConnParameters, "no paths");
+  b = req;
+  Put16(b, kC + 14, kMinConnPayloadBytes - 1);
+  expect(b, ParseError::kBadConnParameters, "tiny payload");
+  b = req;
+  b[kC + 11] = 1;
+  expect(b, ParseError::kReservedNotZero, "reserved byte");
+  b = req;
+  Put32(b, kC + 20, 1);
+  expect(b, ParseError::kReservedNotZero, "reserved word");
+  b = req;
+  Put16(b, 8, 1);
+  expect(b, ParseError::kReservedNotZero, "path id");
+  // Unknown capability bits are ignored, so later versions can add some.
+  b = req;
+  Put32(b, kC + 16, 0x80000000u);
+  expect(b, ParseError::kOk, "capability bit");
+}
+
+// ---- Encoder refuses what the parser would reject -------------------------
+
+TEST(Encode, RefusesInvalidPacketsWithTheRuleName) {
+  std::vector<uint8_t> buf(256);
+  Packet p;
+  p.type = PacketType::kSend;
+  p.dst_conn_id = 1;
+  auto r = EncodeDatagram(p, buf);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("zero_stream"), std::string_view::npos)
+      << r.status().message();
+
+  p.data.stream_id = 1;
+  p.data.rkey = 5;  // a SEND does not carry an rkey: it would be lost
+  r = EncodeDatagram(p, buf);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("reserved_not_zero"), std::string_view::npos);
+
+  p.data.rkey = 0;
+  p.type = static_cast<PacketType>(0x44);
+  EXPECT_FALSE(EncodeDatagram(p, buf).ok());
+
+  p.type = PacketType::kSend;
+  EXPECT_TRUE(EncodeDatagram(p, buf).ok());
+  r = EncodeDatagram(p, std::span<uint8_t>(buf.data(), EncodedBytes(p) - 1));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kResourceExhausted);
+}
+
+TEST(Names, EveryReasonHasADistinctName) {
+  std::set<std::string> names;
+  for (int e = 0; e < static_cast<int>(ParseError::kCount); e++) {
+    const std::string n = ParseErrorName(static_cast<ParseError>(e));
+    EXPECT_NE(n, "unknown");
+    EXPECT_TRUE(names.insert(n).second) << n;
+  }
+  EXPECT_STREQ(PacketTypeName(0x10), "ACK");
+  EXPECT_STREQ(PacketTypeName(0x7f), "UNKNOWN");
+  EXPECT_STREQ(NakCodeName(2), "REMOTE_ACCESS");
+}
+
+}  // namespace
+}  // namespace metaroce::wire

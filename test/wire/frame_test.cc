@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The metaroce authors
+ */
+
+// Ethernet / IPv4 / IPv6 / UDP encapsulation rules.
+
+#include "gtest/gtest.h"
+#include "wire_test_util.h"
+
+namespace metaroce::wire {
+namespace {
+
+using namespace testing;
+
+ParseError ParseF(const std::vector<uint8_t>& f, ParseOptions opt = {}) {
+  FrameInfo fi;
+  Packet p;
+  return ParseFrame(f, opt, &fi, &p);
+}
+
+// Offsets in an untagged frame.
+constexpr size_t kIp = kEthHeaderBytes;
+constexpr size_t kUdp4 = kIp + kIpv4HeaderBytes;
+constexpr size_t kUdp6 = kIp + kIpv6HeaderBytes;
+
+// Recomputes the IPv4 header checksum after an edit.
+void FixIpv4Checksum(std::vector<uint8_t>& f) {
+  Put16(f, kIp + 10, 0);
+  const size_t ihl = (f[kIp] & 0xf) * 4u;
+  uint32_t s = 0;
+  for (size_t i = 0; i < ihl; i += 2) s += f[kIp + i] << 8 | f[kIp + i + 1];
+  while (s >> 16) s = (s & 0xffff) + (s >> 16);
+  Put16(f, kIp + 10, static_cast<uint16_t>(~s));
+}
+
+TEST(Frame, EveryTruncationLength) {
+  for (const char* name : {"v4_write_first", "v6_ack_sack", "v6_write_first_vlan_ce"}) {
+    const auto s = Sample(name);
+    const auto full = EncodeWithFrame(s.frame, s.Get());
+    const size_t eth = kEthHeaderBytes + (s.frame.has_vlan ? kVlanTagBytes : 0);
+    for (size_t len = 0; len < full.size(); len++) {
+      std::vector<uint8_t> cut(full.begin(), full.begin() + len);
+      const ParseError want = len < eth ? ParseError::kEthTruncated : ParseError::kIpTruncated;
+      ASSERT_EQ(ParseF(cut), want) << name << " length " << len;
+    }
+  }
+}
+
+TEST(Frame, EthernetPaddingIsIgnored) {
+  const auto s = Sample("v4_nak_rnr");
+  auto f = EncodeWithFrame(s.frame, s.Get());
+  f.resize(f.size() + 18, 0);  // a NIC may pad short frames
+  EXPECT_EQ(ParseF(f), ParseError::kOk);
+}
+
+TEST(Frame, Ipv4Rules) {
+  const auto s = Sample("v4_send");
+  const auto good = EncodeWithFrame(s.frame, s.Get());
+  auto f = good;
+  Put16(f, 12, 0x0806);  // ARP
+  EXPECT_EQ(ParseF(f), ParseError::kEthNotIp);
+  f = good;
+  f[kIp] = 0x65;  // version 6 inside an IPv4 ethertype
+  EXPECT_EQ(ParseF(f), ParseError::kIpBadVersion);
+  f = good;
+  f[kIp] = 0x44;  // IHL 16 bytes
+  EXPECT_EQ(ParseF(f), ParseError::kIpBadHeaderLength);
+  f = good;
+  f[kIp + 11] ^= 1;
+  EXPECT_EQ(ParseF(f), ParseError::kIpBadChecksum);
+  ParseOptions no_ip;
+  no_ip.verify_ip_checksum = false;
+  EXPECT_EQ(ParseF(f, no_ip), ParseError::kOk);
+  f = good;
+  Put16(f, kIp + 6, 0x2000);  // more fragments
+  FixIpv4Checksum(f);
+  EXPECT_EQ(ParseF(f), ParseError::kIpFragment);
+  Put16(f, kIp + 6, 0x0001);  // a later fragment
+  FixIpv4Checksum(f);
+  EXPECT_EQ(ParseF(f), ParseError::kIpFragment);
+  f = good;
+  f[kIp + 9] = 6;  // TCP
+  FixIpv4Checksum(f);
+  EXPECT_EQ(ParseF(f), ParseError::kIpNotUdp);
+  f = good;
+  Put16(f, kIp + 2, 19);  // total length shorter than the header
+  FixIpv4Checksum(f);
+  EXPECT_EQ(ParseF(f), ParseError::kIpBadLength);
+}
+
+TEST(Frame, Ipv4OptionsAreSkipped) {
+  const auto s = Sample("v4_send");
+  auto f = EncodeWithFrame(s.frame, s.Get());
+  f.insert(f.begin() + kUdp4, {1, 1, 1, 0});  // NOP NOP NOP EOL
+  f[kIp] = 0x46;
+  Put16(f, kIp + 2, static_cast<uint16_t>((f[kIp + 2] << 8 | f[kIp + 3]) + 4));
+  FixIpv4Checksum(f);
+  EXPECT_EQ(ParseF(f), ParseError::kOk);
+}
+
+TEST(Frame, Ipv6Rules) {
+  const auto s = Sample("v6_send");
+  const auto good = EncodeWithFrame(s.frame, s.Get());
+  auto f = good;
+  f[kIp + 6] = 0;  // hop-by-hop options header
+  EXPECT_EQ(ParseF(f), ParseError::kIpv6ExtensionHeader);
+  f[kIp + 6] = 44;  // fragment header
+  EXPECT_EQ(ParseF(f), ParseError::kIpv6ExtensionHeader);
+  f[kIp + 6] = 58;  // ICMPv6
+  EXPECT_EQ(ParseF(f), ParseError::kIpNotUdp);
+  f = good;
+  f[kIp] = 0x45;
+  EXPECT_EQ(ParseF(f), ParseError::kIpBadVersion);
+  f = good;
+  f[kUdp6 + 6] ^= 0x10;  // UDP checksum
+  EXPECT_EQ(ParseF(f), ParseError::kUdpBadChecksum);
+  Put16(f, kUdp6 + 6, 0);  // IPv6 requires a UDP checksum
+  EXPECT_EQ(ParseF(f), ParseError::kUdpBadChecksum);
+}
+
+TEST(Frame, UdpRules) {
+  const auto s = Sample("v4_send");
+  const auto good = EncodeWithFrame(s.frame, s.Get());
+  auto f = good;
+  Put16(f, kUdp4 + 2, 4791);  // RoCEv2's port is not ours
+  EXPECT_EQ(ParseF(f), ParseError::kUdpWrongPort);
+  ParseOptions other;
+  other.udp_port = 4791;
+  EXPECT_EQ(ParseF(f, other), ParseError::kOk);
+  f = good;
+  Put16(f, kUdp4 + 4, static_cast<uint16_t>((f[kUdp4 + 4] << 8 | f[kUdp4 + 5]) - 1));
+  EXPECT_EQ(ParseF(f), ParseError::kUdpBadLength);
+  f = good;
+  Put16(f, kIp + 2, kIpv4HeaderBytes + 4);  // IP payload smaller than a UDP header
+  FixIpv4Checksum(f);
+  EXPECT_EQ(ParseF(f), ParseError::kUdpTruncated);
+}
+
+TEST(Frame, Ipv4UdpChecksumIsOptionalButCheckedWhenPresent) {
+  const auto s = Sample("v4_write_last");
+  auto plain = EncodeWithFrame(s.frame, s.Get());
+  EXPECT_EQ(plain[kUdp4 + 6] | plain[kUdp4 + 7], 0);  // off by default, as RoCEv2
+  std::vector<uint8_t> f(plain.size());
+  EncodeOptions eo;
+  eo.udp_checksum_ipv4 = true;
+  ASSERT_TRUE(EncodeFrame(s.frame, s.Get(), f, eo).ok());
+  EXPECT_NE(f[kUdp4 + 6] | f[kUdp4 + 7], 0);
+  EXPECT_EQ(ParseF(f), ParseError::kOk);
+  f[kUdp4 + 7] ^= 4;
+  EXPECT_EQ(ParseF(f), ParseError::kUdpBadChecksum);
+  ParseOptions no_udp;
+  no_udp.verify_udp_checksum = false;
+  EXPECT_EQ(ParseF(f, no_udp), ParseError::kOk);
+}
+
+TEST(Frame, FieldsAreReported) {
+  const auto s = Sample("v6_write_first_vlan_ce");
+  const auto f = EncodeWithFrame(s.frame, s.Get());
+  FrameInfo fi;
+  Packet p;
+  ASSERT_EQ(ParseFrame(f, ParseOptions{}, &fi, &p), ParseError::kOk);
+  EXPECT_TRUE(fi.has_vlan);
+  EXPECT_EQ(fi.vlan_tci, 0x6064);
+  EXPECT_EQ(fi.ecn, Ecn::kCe);
+  EXPECT_EQ(fi.dscp, 26);
+  EXPECT_EQ(fi.flow_label, 0x12345u);
+  EXPECT_EQ(fi.src.ToString(), "2001:db8::a");
+  EXPECT_EQ(fi.src_port, 49152);
+
+  const auto v4 = Sample("v4_conn_req");
+  const auto f4 = EncodeWithFrame(v4.frame, v4.Get());
+  ASSERT_EQ(ParseFrame(f4, ParseOptions{}, &fi, &p), ParseError::kOk);
+  EXPECT_EQ(fi.src.ToString(), "192.0.2.10");
+  EXPECT_EQ(fi.ip_id, 0x1234);
+  EXPECT_EQ(f4[kIp + 6], 0x40);  // don't fragment
+}
+
+TEST(Frame, EncoderRejectsMixedFamiliesAndSmallBuffers) {
+  auto s = Sample("v4_send");
+  s.frame.dst = Sample("v6_send").frame.dst;
+  std::vector<uint8_t> buf(2048);
+  auto r = EncodeFrame(s.frame, s.Get(), buf);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  const auto ok = Sample("v4_send");
+  r = EncodeFrame(ok.frame, ok.Get(), std::span<uint8_t>(buf.data(), 30));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kResourceExhausted);
+}
+
+}  // namespace
+}  // namespace metaroce::wire
