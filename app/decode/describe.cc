@@ -60,6 +60,7 @@ std::vector<Field> Fields(const wire::Packet& p) {
     case PacketClass::kData: {
       const auto& d = p.data;
       num("metaroce.psn", d.psn);
+      num("metaroce.una_psn", d.una_psn);
       num("metaroce.tx_ts", d.tx_ts_ns);
       num("metaroce.stream_id", d.stream_id);
       num("metaroce.msn", d.msn);

@@ -11,6 +11,7 @@
 #include "mr_crc32c.h"
 #include "mr_wire_codec.h"
 #include "mr_wire_layout_private.h"
+#include "mr_wire_psn.h"
 
 namespace metaroce::wire {
 namespace {
@@ -28,6 +29,7 @@ ParseError CheckData(const Packet& p) {
   const DataBody& d = p.data;
   const size_t payload = p.payload.size();
   if (d.stream_id == 0) return ParseError::kZeroStream;
+  if (SeqLt(d.psn, d.una_psn)) return ParseError::kUnaAfterPsn;
   // Fields this type does not carry must be zero, or encoding would drop them.
   if ((!HasRdmaTarget(p.type) && (d.rkey != 0 || d.va != 0)) ||
       (!HasImmediate(p.type) && d.imm != 0) || (!ConsumesReceive(p.type) && d.recv_seq != 0) ||
@@ -110,6 +112,7 @@ size_t EncodeTypeHeader(const Packet& p, uint8_t* out) {
       const DataBody& d = p.data;
       DataHdr h;
       h.psn.set(d.psn);
+      h.una_psn.set(d.una_psn);
       h.tx_ts_ns.set(d.tx_ts_ns);
       h.stream_id.set(d.stream_id);
       h.msn.set(d.msn);
@@ -231,6 +234,7 @@ ParseError DecodeTypeHeader(const uint8_t* in, size_t region, Packet* out) {
       const auto h = Load<DataHdr>(q);
       q += sizeof(h);
       d.psn = h.psn.get();
+      d.una_psn = h.una_psn.get();
       d.tx_ts_ns = h.tx_ts_ns.get();
       d.stream_id = h.stream_id.get();
       d.msn = h.msn.get();

@@ -54,6 +54,7 @@ enum class ParseError : uint8_t {
   kZeroConnId,
   // Data
   kZeroStream,
+  kUnaAfterPsn,
   kPayloadBeyondMessage,
   kEmptyPayload,
   kPayloadNotAllowed,

@@ -159,8 +159,8 @@ inline constexpr uint8_t kConnReasonMax = 6;
 
 /** Header and trailer sizes in bytes (MetaRoCE part only, after the UDP header). */
 inline constexpr size_t kCommonHeaderBytes = 12;
-inline constexpr size_t kDataHeaderBytes = 24;      ///< sequencing header of every data packet
-inline constexpr size_t kRdmaTargetBytes = 12;      ///< rkey + va
+inline constexpr size_t kDataHeaderBytes = 28;      ///< sequencing header of every data packet
+inline constexpr size_t kRdmaTargetBytes = 12;      ///< va + rkey
 inline constexpr size_t kAtomicOperandsBytes = 16;  ///< two 64-bit operands
 inline constexpr size_t kAckFixedBytes = 28;
 inline constexpr size_t kNakBytes = 16;

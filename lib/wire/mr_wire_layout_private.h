@@ -50,6 +50,7 @@ struct CommonHdr {
 
 struct DataHdr {
   Be32 psn;
+  Be32 una_psn;
   Be32 tx_ts_ns;
   Be32 stream_id;
   Be32 msn;
@@ -58,8 +59,8 @@ struct DataHdr {
 };
 
 struct RdmaTargetHdr {
-  Be32 rkey;
   Be64 va;
+  Be32 rkey;
 };
 
 struct AtomicOperandsHdr {
@@ -152,8 +153,9 @@ static_assert(sizeof(CommonHdr) == kCommonHeaderBytes);
 static_assert(offsetof(CommonHdr, flags) == 2 && offsetof(CommonHdr, dst_conn_id) == 4);
 static_assert(offsetof(CommonHdr, path_id) == 8 && offsetof(CommonHdr, payload_len) == 10);
 static_assert(sizeof(DataHdr) == kDataHeaderBytes);
-static_assert(offsetof(DataHdr, stream_id) == 8 && offsetof(DataHdr, msg_offset) == 20);
-static_assert(sizeof(RdmaTargetHdr) == kRdmaTargetBytes && offsetof(RdmaTargetHdr, va) == 4);
+static_assert(offsetof(DataHdr, una_psn) == 4 && offsetof(DataHdr, stream_id) == 12);
+static_assert(offsetof(DataHdr, msg_offset) == 24);
+static_assert(sizeof(RdmaTargetHdr) == kRdmaTargetBytes && offsetof(RdmaTargetHdr, rkey) == 8);
 static_assert(sizeof(AtomicOperandsHdr) == kAtomicOperandsBytes);
 static_assert(sizeof(AckHdr) == kAckFixedBytes && offsetof(AckHdr, num_stream_acks) == 24);
 static_assert(sizeof(StreamAckHdr) == kStreamAckBytes);
@@ -166,14 +168,14 @@ static_assert(sizeof(Ipv4Hdr) == kIpv4HeaderBytes);
 static_assert(sizeof(Ipv6Hdr) == kIpv6HeaderBytes);
 static_assert(sizeof(UdpHdr) == kUdpHeaderBytes);
 static_assert(kSackBytes == 32, "the SACK bitmap is 256 bits");
-static_assert(TypeHeaderBytes(PacketType::kWrite) == 36);
-static_assert(TypeHeaderBytes(PacketType::kWriteImm) == 44);
-static_assert(TypeHeaderBytes(PacketType::kSend) == 28);
-static_assert(TypeHeaderBytes(PacketType::kSendImm) == 32);
-static_assert(TypeHeaderBytes(PacketType::kReadReq) == 36);
-static_assert(TypeHeaderBytes(PacketType::kReadResp) == 24);
-static_assert(TypeHeaderBytes(PacketType::kAtomicFetchAdd) == 52);
-static_assert(TypeHeaderBytes(PacketType::kAtomicResp) == 32);
+static_assert(TypeHeaderBytes(PacketType::kWrite) == 40);
+static_assert(TypeHeaderBytes(PacketType::kWriteImm) == 48);
+static_assert(TypeHeaderBytes(PacketType::kSend) == 32);
+static_assert(TypeHeaderBytes(PacketType::kSendImm) == 36);
+static_assert(TypeHeaderBytes(PacketType::kReadReq) == 40);
+static_assert(TypeHeaderBytes(PacketType::kReadResp) == 28);
+static_assert(TypeHeaderBytes(PacketType::kAtomicFetchAdd) == 56);
+static_assert(TypeHeaderBytes(PacketType::kAtomicResp) == 36);
 static_assert(kMaxHeaderBytes == 12 + 28 + 32 + 64);
 
 /** Reads a layout struct from possibly unaligned bytes. */

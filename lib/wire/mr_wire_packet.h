@@ -24,6 +24,7 @@ namespace metaroce::wire {
 struct DataBody {
   friend bool operator==(const DataBody&, const DataBody&) = default;
   uint32_t psn = 0;         ///< path sequence number on common.path_id
+  uint32_t una_psn = 0;     ///< oldest PSN on this path the sender still waits for; <= psn
   uint32_t tx_ts_ns = 0;    ///< sender clock at transmission, ns modulo 2^32
   uint32_t stream_id = 0;   ///< destination stream (the receiver's QP number); never 0
   uint32_t msn = 0;         ///< message sequence number within the stream

@@ -67,6 +67,7 @@ const char* ParseErrorName(ParseError e) {
     case ParseError::kReservedNotZero: return "reserved_not_zero";
     case ParseError::kZeroConnId: return "zero_conn_id";
     case ParseError::kZeroStream: return "zero_stream";
+    case ParseError::kUnaAfterPsn: return "una_after_psn";
     case ParseError::kPayloadBeyondMessage: return "payload_beyond_message";
     case ParseError::kEmptyPayload: return "empty_payload";
     case ParseError::kPayloadNotAllowed: return "payload_not_allowed";

@@ -72,6 +72,7 @@ void AddConversation(bool v6, std::vector<SamplePacket>* out) {
     Packet p;
     p.type = t;
     p.data.psn = psn;
+    p.data.una_psn = psn - psn % 4;  // a few packets still unacknowledged
     p.data.tx_ts_ns = 1000000 + psn * 250;
     p.data.stream_id = stream;
     p.data.msn = msn;

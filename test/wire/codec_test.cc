@@ -119,7 +119,8 @@ TEST(Layout, Write) {
   p.flags = flags::kAckReq;
   p.dst_conn_id = 0x01020304;
   p.path_id = 0x0506;
-  p.data = {.psn = 0x0a0b0c0d, .tx_ts_ns = 0x11121314, .stream_id = 0x21222324,
+  p.data = {.psn = 0x0a0b0c0d, .una_psn = 0x0a0b0c00, .tx_ts_ns = 0x11121314,
+            .stream_id = 0x21222324,
             .msn = 0x31323334, .msg_len = 0x1000, .msg_offset = 0x800, .rkey = 0x41424344,
             .va = 0x5152535455565758};
   p.payload = data;
@@ -128,13 +129,14 @@ TEST(Layout, Write) {
                       0x01, 0x02, 0x03, 0x04,  // dst_conn_id
                       0x05, 0x06, 0x00, 0x04,  // path_id, payload_len
                       0x0a, 0x0b, 0x0c, 0x0d,  // psn
+                      0x0a, 0x0b, 0x0c, 0x00,  // una_psn
                       0x11, 0x12, 0x13, 0x14,  // tx_ts
                       0x21, 0x22, 0x23, 0x24,  // stream_id
                       0x31, 0x32, 0x33, 0x34,  // msn
                       0x00, 0x00, 0x10, 0x00,  // msg_len
                       0x00, 0x00, 0x08, 0x00,  // msg_offset
-                      0x41, 0x42, 0x43, 0x44,  // rkey
                       0x51, 0x52, 0x53, 0x54, 0x55, 0x56, 0x57, 0x58,  // va
+                      0x41, 0x42, 0x43, 0x44,  // rkey
                       0xde, 0xad, 0xbe, 0xef,  // payload
                   }));
 }
@@ -145,12 +147,13 @@ TEST(Layout, WriteImmAndSendImm) {
   p.type = PacketType::kWriteImm;
   p.flags = flags::kSolicited;
   p.dst_conn_id = 1;
-  p.data = {.psn = 2, .tx_ts_ns = 3, .stream_id = 4, .msn = 5, .msg_len = 1, .msg_offset = 0,
-            .rkey = 6, .va = 7, .imm = 0x99887766, .recv_seq = 0x0c0d0e0f};
+  p.data = {.psn = 2, .una_psn = 1, .tx_ts_ns = 3, .stream_id = 4, .msn = 5, .msg_len = 1,
+            .msg_offset = 0, .rkey = 6, .va = 7, .imm = 0x99887766, .recv_seq = 0x0c0d0e0f};
   p.payload = data;
   ExpectLayout(p, WithCrc({0x00, 0x02, 0x00, 0x02, 0, 0, 0, 1, 0, 0, 0, 1,
-                           0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4, 0, 0, 0, 5, 0, 0, 0, 1, 0, 0, 0, 0,
-                           0, 0, 0, 6, 0, 0, 0, 0, 0, 0, 0, 7,  // rkey, va
+                           0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 3, 0, 0, 0, 4, 0, 0, 0, 5,
+                           0, 0, 0, 1, 0, 0, 0, 0,
+                           0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 0, 6,  // va, rkey
                            0x0c, 0x0d, 0x0e, 0x0f,              // recv_seq
                            0x99, 0x88, 0x77, 0x66,              // imm
                            0x77}));
@@ -158,7 +161,8 @@ TEST(Layout, WriteImmAndSendImm) {
   p.data.rkey = 0;
   p.data.va = 0;
   ExpectLayout(p, WithCrc({0x00, 0x04, 0x00, 0x02, 0, 0, 0, 1, 0, 0, 0, 1,
-                           0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4, 0, 0, 0, 5, 0, 0, 0, 1, 0, 0, 0, 0,
+                           0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 3, 0, 0, 0, 4, 0, 0, 0, 5,
+                           0, 0, 0, 1, 0, 0, 0, 0,
                            0x0c, 0x0d, 0x0e, 0x0f,  // recv_seq
                            0x99, 0x88, 0x77, 0x66,  // imm
                            0x77}));
@@ -172,8 +176,9 @@ TEST(Layout, AtomicCompareSwapAndResponse) {
             .rkey = 0xaabbccdd, .va = 0x1000, .operand0 = 0x0102030405060708,
             .operand1 = 0x1112131415161718};
   ExpectLayout(p, WithCrc({0x00, 0x08, 0x00, 0x00, 0, 0, 0, 1, 0, 0, 0, 0,
-                           0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 8, 0, 0, 0, 0,
-                           0xaa, 0xbb, 0xcc, 0xdd, 0, 0, 0, 0, 0, 0, 0x10, 0x00,
+                           0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 3,
+                           0, 0, 0, 8, 0, 0, 0, 0,
+                           0, 0, 0, 0, 0, 0, 0x10, 0x00, 0xaa, 0xbb, 0xcc, 0xdd,  // va, rkey
                            1, 2, 3, 4, 5, 6, 7, 8,                         // compare
                            0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18}));  // swap
   Packet r;
@@ -182,7 +187,8 @@ TEST(Layout, AtomicCompareSwapAndResponse) {
   r.data = {.psn = 0, .tx_ts_ns = 0, .stream_id = 2, .msn = 3, .msg_len = 8, .msg_offset = 0,
             .orig = 0xf0e0d0c0b0a09080};
   ExpectLayout(r, WithCrc({0x00, 0x09, 0x00, 0x00, 0, 0, 0, 1, 0, 0, 0, 0,
-                           0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 8, 0, 0, 0, 0,
+                           0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 3,
+                           0, 0, 0, 8, 0, 0, 0, 0,
                            0xf0, 0xe0, 0xd0, 0xc0, 0xb0, 0xa0, 0x90, 0x80}));
 }
 
@@ -330,7 +336,7 @@ TEST(Reject, CrcCheckCanBeLeftToHardware) {
 
 // Offsets of data header fields inside a datagram.
 constexpr size_t kD = kCommonHeaderBytes;
-constexpr size_t kStreamOff = kD + 8, kMsgLenOff = kD + 16, kMsgOffOff = kD + 20;
+constexpr size_t kUnaOff = kD + 4, kStreamOff = kD + 12, kMsgLenOff = kD + 20, kMsgOffOff = kD + 24;
 constexpr size_t kTargetEnd = kD + kDataHeaderBytes + kRdmaTargetBytes;
 
 TEST(Reject, DataFields) {
@@ -339,6 +345,15 @@ TEST(Reject, DataFields) {
     Put32(b, kStreamOff, 0);
     Reseal(b);
     EXPECT_EQ(Parse(b), ParseError::kZeroStream);
+  }
+  {
+    auto b = Encode(Sample("v4_write_first").Get());  // psn 100
+    Put32(b, kUnaOff, 101);
+    Reseal(b);
+    EXPECT_EQ(Parse(b), ParseError::kUnaAfterPsn);
+    Put32(b, kUnaOff, 0xfffffff0u);  // before 100 in serial order: fine
+    Reseal(b);
+    EXPECT_EQ(Parse(b), ParseError::kOk);
   }
   {
     auto b = Encode(Sample("v4_write_first").Get());

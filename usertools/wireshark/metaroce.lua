@@ -104,8 +104,8 @@ local TYPE_CLASS = {
 
 -- Bytes between the common header and the payload region.
 local TYPE_HDR_BYTES = {
-    [0x01] = 36, [0x02] = 44, [0x03] = 28, [0x04] = 32, [0x05] = 36,
-    [0x06] = 24, [0x07] = 52, [0x08] = 52, [0x09] = 32,
+    [0x01] = 40, [0x02] = 48, [0x03] = 32, [0x04] = 36, [0x05] = 40,
+    [0x06] = 28, [0x07] = 56, [0x08] = 56, [0x09] = 36,
     [0x10] = 28,
     [0x11] = 16,
     [0x20] = 8, [0x21] = 8,
@@ -164,6 +164,7 @@ local f = {
     payload_len = ProtoField.uint16("metaroce.payload_len", "Payload length", base.DEC),
 
     psn = ProtoField.uint32("metaroce.psn", "PSN", base.DEC),
+    una_psn = ProtoField.uint32("metaroce.una_psn", "Oldest unacknowledged PSN", base.DEC),
     tx_ts = ProtoField.uint32("metaroce.tx_ts", "TX timestamp (ns)", base.DEC),
     stream_id = ProtoField.uint32("metaroce.stream_id", "Stream ID", base.HEX),
     msn = ProtoField.uint32("metaroce.msn", "MSN", base.DEC),
@@ -381,8 +382,9 @@ end
 local function dissect_data(rd, tvb, tree, ctx)
     local ptype = ctx.ptype
     local info = ctx.info
-    local t = subtree(tree, tvb, rd.off, 24, "Data header")
+    local t = subtree(tree, tvb, rd.off, 28, "Data header")
     local _, psn = rd:uint(t, f.psn, 4)
+    local _, una = rd:uint(t, f.una_psn, 4)
     rd:uint(t, f.tx_ts, 4)
     local _, stream = rd:uint(t, f.stream_id, 4)
     local _, msn = rd:uint(t, f.msn, 4)
@@ -404,8 +406,8 @@ local function dissect_data(rd, tvb, tree, ctx)
     end
     if HAS_RDMA_TARGET[ptype] then
         local rt = subtree(tree, tvb, rd.off, 12, "RDMA target")
-        local _, rkey = rd:uint(rt, f.rkey, 4)
         local _, va = rd:uint64(rt, f.va)
+        local _, rkey = rd:uint(rt, f.rkey, 4)
         if rkey ~= nil and va ~= nil then
             info[#info + 1] = string.format("rkey=0x%08x va=0x%s", rkey, va:tohex())
         end
@@ -441,6 +443,11 @@ local function dissect_data(rd, tvb, tree, ctx)
     end
     if stream == 0 then
         tree:add_proto_expert_info(ef.bad_value, "stream_id must not be 0")
+    end
+    -- una_psn must not come after psn (serial order modulo 2^32).
+    if psn ~= nil and una ~= nil and (una - psn) % 4294967296 ~= 0
+        and (una - psn) % 4294967296 < 2147483648 then
+        tree:add_proto_expert_info(ef.bad_value, "una_psn is after psn")
     end
 end
 
