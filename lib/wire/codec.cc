@@ -459,8 +459,9 @@ absl::StatusOr<size_t> EncodeDatagram(const Packet& p, std::span<uint8_t> out) {
   Store(q, h);
   q += sizeof(h);
   q += EncodeTypeHeader(p, q);
+  // A caller may have gathered the payload straight into its place (see PayloadOffset()).
   if (p.type != PacketType::kAck && !p.payload.empty()) {
-    std::memcpy(q, p.payload.data(), p.payload.size());
+    if (p.payload.data() != q) std::memcpy(q, p.payload.data(), p.payload.size());
     q += p.payload.size();
   }
   Be32 crc;

@@ -15,6 +15,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "mr_wire_defs.h"
 
@@ -38,6 +39,10 @@ struct IpAddr {
   /** Text form: dotted quad or RFC 5952 IPv6. */
   std::string ToString() const;
   friend bool operator==(const IpAddr&, const IpAddr&) = default;
+  template <typename H>
+  friend H AbslHashValue(H h, const IpAddr& a) {
+    return H::combine(std::move(h), a.v6, a.bytes);
+  }
 };
 
 /** Everything below the MetaRoCE header: what a parsed frame came with, or how to build one. */

@@ -124,6 +124,9 @@ bool Equivalent(const Packet& a, const Packet& b);
 /** Bytes after the UDP header that Encode() writes for this packet (headers, payload, CRC). */
 size_t EncodedBytes(const Packet& p);
 
+/** Offset of the payload from the start of the MetaRoCE header (datagram). */
+constexpr size_t PayloadOffset(PacketType t) { return kCommonHeaderBytes + TypeHeaderBytes(t); }
+
 /** Bytes following the type header (the payload_len field) for this packet. */
 size_t PayloadFieldBytes(const Packet& p);
 

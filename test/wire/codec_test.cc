@@ -95,6 +95,22 @@ TEST(Codec, ZeroLengthMessageAndLargestPayload) {
   EXPECT_EQ(out.data.msg_offset + out.payload.size(), 0xffffffffu);
 }
 
+TEST(Codec, PayloadAlreadyInPlaceIsNotCopied) {
+  const auto s = Sample("v4_write_last");
+  const Packet normal = s.Get();
+  const auto want = Encode(normal);
+  std::vector<uint8_t> out(want.size());
+  // Gather the payload straight into its final position, as the engine does.
+  const size_t off = PayloadOffset(normal.type);
+  std::copy(s.payload.begin(), s.payload.end(), out.begin() + off);
+  Packet p = normal;
+  p.payload = {out.data() + off, s.payload.size()};
+  auto n = EncodeDatagram(p, out);
+  ASSERT_TRUE(n.ok());
+  ASSERT_EQ(out.size(), want.size());
+  for (size_t i = 0; i < out.size(); i++) ASSERT_EQ(out[i], want[i]) << "byte " << i;
+}
+
 // ---- Layouts written by hand from doc/spec.md ------------------------------
 // clang-format off
 
