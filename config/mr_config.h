@@ -26,6 +26,53 @@ inline constexpr uint8_t kDscp = 26;
 /** Largest frame the capture and decode tools handle: a 9000-byte MTU plus headers. */
 inline constexpr uint32_t kMaxFrameBytes = 9216;
 
+// ---- Transport engine defaults (EngineConfig fields start from these) ----
+
+/** Paths per connection: enough distinct source ports to spread over 8 spines. */
+inline constexpr uint16_t kPaths = 8;
+
+/** Largest payload per packet: a 4 KiB RDMA MTU, as on AI fabrics. */
+inline constexpr uint16_t kMaxPayloadBytes = 4096;
+
+/** Packets in flight per path; at most 255 so the receiver's 256-bit SACK covers them all. */
+inline constexpr uint32_t kPathWindowPkts = 64;
+
+/** Packets in flight per connection, over all paths. */
+inline constexpr uint32_t kConnWindowPkts = 512;
+
+/** Lowest retransmission timeout: several fabric RTTs, well above ACK coalescing delay. */
+inline constexpr uint64_t kRtoMinNs = 100'000;
+
+/** Highest retransmission timeout after backoff. */
+inline constexpr uint64_t kRtoMaxNs = 20'000'000;
+
+/** RTO before the first RTT sample. */
+inline constexpr uint64_t kRtoInitialNs = 1'000'000;
+
+/** A receiver acknowledges at least every this many data packets per path. */
+inline constexpr uint32_t kAckEveryPkts = 4;
+
+/** Longest a receiver delays an ACK: short against the RTO, long enough to coalesce. */
+inline constexpr uint64_t kAckDelayNs = 5'000;
+
+/** Consecutive timeouts after which a path is declared failed and re-probed. */
+inline constexpr uint32_t kPathFailTimeouts = 3;
+
+/** Interval between probes of a failed path (each on a fresh source port). */
+inline constexpr uint64_t kPathProbeIntervalNs = 200'000;
+
+/** A connection fails when every path has been failed this long. */
+inline constexpr uint64_t kConnFailAfterNs = 20'000'000;
+
+/** Interval between CONN_REQ retransmissions while a connection is being set up. */
+inline constexpr uint64_t kConnRetryNs = 1'000'000;
+
+/** Unacknowledged messages per stream a receiver keeps state for (bounds peer-driven state). */
+inline constexpr uint32_t kStreamWindowMsgs = 1024;
+
+/** Message probes (re-sent last chunk) before a requester gives up on a message. */
+inline constexpr uint32_t kMsgRetries = 7;
+
 }  // namespace metaroce::config
 
 #endif  // METAROCE_MR_CONFIG_H

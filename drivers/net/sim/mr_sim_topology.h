@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The metaroce authors
+ */
+
+/**
+ * @file
+ * Ready-made topologies: two hosts back to back (unit tests) and a 2-tier
+ * leaf-spine. Host addresses are deterministic and purely simulated:
+ * host h (0-based) under leaf l is 10.0.<l>.<h+1> and fd00::<l>:<h+1>, MAC
+ * 02:00:00:00:<l>:<h+1>; back to back, the hosts are leaf 0 hosts 0 and 1.
+ */
+
+#ifndef METAROCE_MR_SIM_TOPOLOGY_H
+#define METAROCE_MR_SIM_TOPOLOGY_H
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "mr_sim_config.h"
+#include "mr_sim_endpoint.h"
+#include "mr_sim_fabric.h"
+
+namespace metaroce::sim {
+
+/** ECN threshold per 100 Gbit/s of port rate: 1.6 us of queue at any speed (80 KB at 400G). */
+inline constexpr uint64_t kDefaultEcnThresholdBytesPer100G = 20'000;
+
+/** Largest leaf count and hosts per leaf the address plan allows. */
+inline constexpr uint32_t kMaxLeaves = 256;
+inline constexpr uint32_t kMaxHostsPerLeaf = 254;
+
+/** Address of host @p host under leaf @p leaf (see the file comment). */
+wire::IpAddr LeafHostIpv4(uint32_t leaf, uint32_t host);
+/** @copydoc LeafHostIpv4 */
+wire::IpAddr LeafHostIpv6(uint32_t leaf, uint32_t host);
+/** @copydoc LeafHostIpv4 */
+wire::MacAddr LeafHostMac(uint32_t leaf, uint32_t host);
+
+/** Two hosts joined by one link. */
+struct BackToBackConfig {
+  LinkConfig link;
+  uint32_t tx_queue_frames = kDefaultTxQueueFrames;
+};
+
+/** L leaves x S spines, every leaf linked to every spine, H hosts per leaf. */
+struct LeafSpineConfig {
+  uint32_t leaves = 2;                                   ///< 1..kMaxLeaves
+  uint32_t spines = 2;                                   ///< >= 1
+  uint32_t hosts_per_leaf = 2;                           ///< 1..kMaxHostsPerLeaf
+  LinkConfig host_link;                                  ///< host <-> leaf
+  LinkConfig fabric_link;                                ///< leaf <-> spine
+  uint64_t port_buffer_bytes = kDefaultPortBufferBytes;  ///< every switch port
+  /** Each port marks above this many bytes per 100 Gbit/s of its rate; kEcnDisabled: never. */
+  uint64_t ecn_threshold_bytes_per_100g = kDefaultEcnThresholdBytesPer100G;
+  SimTime switch_latency_ps = 0;  ///< forwarding latency of every switch
+  uint32_t host_tx_queue_frames = kDefaultTxQueueFrames;
+};
+
+/** What a builder made. */
+struct Topology {
+  std::vector<Host*> hosts;        ///< leaf-major: hosts[leaf * hosts_per_leaf + h]
+  std::vector<LinkId> host_links;  ///< same order as hosts; end a is the host
+  std::vector<SwitchId> leaves;    ///< empty back to back
+  std::vector<SwitchId> spines;
+  std::vector<LinkId> fabric_links;  ///< [leaf * spines + spine]; end a is the leaf
+  uint32_t hosts_per_leaf = 0;
+
+  /** Host @p h under leaf @p leaf. */
+  Host* host(uint32_t leaf, uint32_t h) const { return hosts[leaf * hosts_per_leaf + h]; }
+  /** Link between a leaf and a spine. */
+  LinkId fabric_link(uint32_t leaf, uint32_t spine) const {
+    return fabric_links[leaf * spines.size() + spine];
+  }
+};
+
+/** ECN threshold of a port of rate @p rate_bps (kEcnDisabled stays disabled). */
+uint64_t ScaledEcnThreshold(uint64_t bytes_per_100g, uint64_t rate_bps);
+
+/** Adds two hosts and a link between them to @p fabric. */
+absl::StatusOr<Topology> BuildBackToBack(Fabric& fabric, const BackToBackConfig& config);
+
+/**
+ * Adds a leaf-spine fabric to @p fabric (switches named leaf<l> and spine<s>,
+ * hosts leaf<l>-host<h>). InvalidArgument names the parameter to fix.
+ */
+absl::StatusOr<Topology> BuildLeafSpine(Fabric& fabric, const LeafSpineConfig& config);
+
+}  // namespace metaroce::sim
+
+#endif  // METAROCE_MR_SIM_TOPOLOGY_H

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The metaroce authors
+ */
+
+// Output queues: admission (drop-tail), ECN marking, serialisation.
+
+#include <algorithm>
+
+#include "fabric_private.h"
+#include "flow_private.h"
+
+namespace metaroce::sim {
+namespace {
+
+constexpr uint64_t kTouchCeMark = 0xce;
+
+}  // namespace
+
+SimTime FabricImpl::WireTimePs(const PortState& p, size_t frame_bytes) const {
+  const uint64_t wire = std::max<uint64_t>(frame_bytes, kMinWireFrameBytes) + p.overhead_bytes;
+  return SerializationPs(wire, p.rate_bps);
+}
+
+void FabricImpl::Enqueue(PortId port, FrameHandle h) {
+  PortState& p = ports_[port];
+  Frame& f = frames_[h];
+  const uint64_t len = f.bytes.size();
+  const uint64_t occupancy = p.queue_bytes;  // includes the frame on the wire
+  if (p.is_switch_port) {
+    p.stats.queue_bytes.Add(occupancy);
+    if (occupancy + len > p.buffer_bytes) {
+      Drop(port, h, DropCause::kQueueFull);
+      return;
+    }
+    if (occupancy > p.ecn_threshold_bytes &&
+        MarkCe(f.bytes, f.l3, f.l3_offset) == EcnResult::kMarked) {
+      f.Touch(kTouchCeMark);
+      p.stats.ecn_marked++;
+      Trace(TraceKind::kEcnMark, port, &f, occupancy);
+    }
+  }
+  p.queue.push_back(h);
+  p.queue_bytes += len;
+  p.stats.enqueued_frames++;
+  p.stats.max_queue_bytes = std::max(p.stats.max_queue_bytes, p.queue_bytes);
+  Trace(TraceKind::kEnqueue, port, &f, occupancy);
+  if (!p.busy) {
+    p.busy = true;
+    Schedule(now_ + WireTimePs(p, len), EventKind::kTxDone, port, 0);
+  }
+}
+
+void FabricImpl::OnTxDone(PortId port) {
+  PortState& p = ports_[port];
+  const FrameHandle h = p.queue.front();
+  p.queue.pop_front();
+  const size_t len = frames_[h].bytes.size();
+  p.queue_bytes -= len;
+  p.stats.tx_frames++;
+  p.stats.tx_bytes += len;
+  TraceFrame(TraceKind::kTxDone, port, h, 0);
+  if (p.queue.empty()) {
+    p.busy = false;
+  } else {
+    Schedule(now_ + WireTimePs(p, frames_[p.queue.front()].bytes.size()), EventKind::kTxDone, port,
+             0);
+  }
+  Transmit(port, h);
+  if (p.owner.kind == NodeRef::Kind::kHost) {
+    Endpoint* ep = hosts_[p.owner.index]->endpoint();
+    if (ep != nullptr) ep->OnTxReady(now_);
+  }
+}
+
+}  // namespace metaroce::sim

@@ -1,0 +1,566 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The metaroce authors
+ */
+
+// Engine construction, the verbs-level control path, connection set-up,
+// the message pool and completions.
+
+#include <algorithm>
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "engine_private.h"
+
+namespace metaroce::transport {
+namespace {
+
+absl::Status CheckConfig(const EngineConfig& c) {
+  auto bad = [](auto... parts) { return absl::InvalidArgumentError(absl::StrCat(parts...)); };
+  if (c.num_paths == 0 || c.num_paths > kMaxPaths) {
+    return bad("num_paths must be 1..", kMaxPaths, ", not ", c.num_paths);
+  }
+  if (c.max_payload < wire::kMinConnPayloadBytes || c.max_payload > 9000) {
+    return bad("max_payload must be ", wire::kMinConnPayloadBytes, "..9000 bytes, not ",
+               c.max_payload);
+  }
+  if (c.path_window_pkts == 0 || c.path_window_pkts >= TxPath::kRing) {
+    return bad("path_window_pkts must be 1..", TxPath::kRing - 1,
+               " (the SACK bitmap must cover every packet in flight), not ", c.path_window_pkts);
+  }
+  if (c.conn_window_pkts == 0) return bad("conn_window_pkts must be at least 1");
+  if (c.rto_min_ns == 0 || c.rto_min_ns > c.rto_max_ns || c.rto_initial_ns < c.rto_min_ns) {
+    return bad("need 0 < rto_min_ns <= rto_initial_ns and rto_min_ns <= rto_max_ns");
+  }
+  if (c.ack_every_pkts == 0) return bad("ack_every_pkts must be at least 1");
+  if (c.path_fail_timeouts == 0) return bad("path_fail_timeouts must be at least 1");
+  if (c.stream_window_msgs == 0 || c.stream_window_msgs > (1u << 20)) {
+    return bad("stream_window_msgs must be 1..", 1u << 20);
+  }
+  if (c.dscp > 63) return bad("dscp must be 0..63, not ", c.dscp);
+  if (c.udp_port == 0) return bad("udp_port must not be 0");
+  if (c.max_connections == 0) return bad("max_connections must be at least 1");
+  return absl::OkStatus();
+}
+
+wire::PacketType TypeOf(Opcode op) {
+  switch (op) {
+    case Opcode::kWrite: return wire::PacketType::kWrite;
+    case Opcode::kWriteImm: return wire::PacketType::kWriteImm;
+    case Opcode::kSend: return wire::PacketType::kSend;
+    case Opcode::kSendImm: return wire::PacketType::kSendImm;
+    case Opcode::kRead: return wire::PacketType::kReadReq;
+    case Opcode::kAtomicFetchAdd: return wire::PacketType::kAtomicFetchAdd;
+    case Opcode::kAtomicCompSwap: return wire::PacketType::kAtomicCompSwap;
+  }
+  return wire::PacketType::kSend;
+}
+
+WcOpcode WcOf(Opcode op) {
+  switch (op) {
+    case Opcode::kWrite:
+    case Opcode::kWriteImm: return WcOpcode::kRdmaWrite;
+    case Opcode::kSend:
+    case Opcode::kSendImm: return WcOpcode::kSend;
+    case Opcode::kRead: return WcOpcode::kRdmaRead;
+    case Opcode::kAtomicFetchAdd: return WcOpcode::kFetchAdd;
+    case Opcode::kAtomicCompSwap: return WcOpcode::kCompSwap;
+  }
+  return WcOpcode::kSend;
+}
+
+bool IsReadOrAtomic(Opcode op) {
+  return op == Opcode::kRead || op == Opcode::kAtomicFetchAdd || op == Opcode::kAtomicCompSwap;
+}
+
+}  // namespace
+
+// ---- Engine (public) forwards to EngineImpl ----
+
+absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& cfg, MemoryAccess* mem) {
+  if (mem == nullptr) return absl::InvalidArgumentError("a MemoryAccess is required");
+  if (auto st = CheckConfig(cfg); !st.ok()) return st;
+  return std::unique_ptr<Engine>(new Engine(std::make_unique<EngineImpl>(cfg, mem)));
+}
+
+Engine::Engine(std::unique_ptr<EngineImpl> impl) : impl_(std::move(impl)) {}
+Engine::~Engine() = default;
+absl::StatusOr<uint32_t> Engine::AllocPd() { return impl_->AllocPd(); }
+absl::Status Engine::DeallocPd(uint32_t pd) { return impl_->DeallocPd(pd); }
+absl::StatusOr<MrInfo> Engine::RegMr(uint32_t pd, uint64_t addr, uint64_t len, uint32_t acc) {
+  if (!impl_->pds.contains(pd)) return absl::NotFoundError(absl::StrCat("no PD ", pd));
+  return impl_->mrs.Register(pd, addr, len, acc);
+}
+absl::Status Engine::DeregMr(uint32_t lkey) { return impl_->mrs.Deregister(lkey); }
+absl::StatusOr<uint32_t> Engine::CreateCq(uint32_t depth) { return impl_->CreateCq(depth); }
+absl::Status Engine::DestroyCq(uint32_t cq) { return impl_->DestroyCq(cq); }
+absl::StatusOr<uint32_t> Engine::CreateQp(const QpAttr& a) { return impl_->CreateQp(a); }
+absl::Status Engine::DestroyQp(uint32_t qpn) { return impl_->DestroyQp(qpn); }
+absl::Status Engine::ConnectQp(uint32_t qpn, const PeerAddr& peer, uint32_t remote_qpn) {
+  return impl_->ConnectQp(qpn, peer, remote_qpn);
+}
+QpState Engine::GetQpState(uint32_t qpn) const {
+  auto it = impl_->qps.find(qpn);
+  return it == impl_->qps.end() ? QpState::kReset : it->second->state;
+}
+absl::Status Engine::PostSend(TimeNs now, uint32_t qpn, const SendWr& wr) {
+  return impl_->PostSend(now, qpn, wr);
+}
+absl::Status Engine::PostRecv(uint32_t qpn, const RecvWr& wr) { return impl_->PostRecv(qpn, wr); }
+size_t Engine::PollCq(uint32_t cq, std::span<Completion> out) { return impl_->PollCq(cq, out); }
+void Engine::OnFrame(TimeNs now, std::span<const uint8_t> frame) { impl_->OnFrame(now, frame); }
+void Engine::OnDatagram(TimeNs now, const wire::FrameInfo& addr, std::span<const uint8_t> payload) {
+  impl_->OnDatagram(now, addr, payload);
+}
+size_t Engine::PollTx(TimeNs now, std::span<TxSlot> slots) { return impl_->PollTx(now, slots); }
+TimeNs Engine::NextDeadline() const { return impl_->NextDeadline(); }
+bool Engine::HasPendingTx() const { return impl_->HasPendingTx(); }
+const EngineStats& Engine::stats() const { return impl_->stats; }
+std::vector<PathInfo> Engine::GetPaths(const wire::IpAddr& ip) const { return impl_->GetPaths(ip); }
+
+// ---- EngineImpl: verbs ----
+
+EngineImpl::EngineImpl(const EngineConfig& c, MemoryAccess* m)
+    : cfg(c), mem(m), rng(c.seed), mrs(&rng) {
+  // Start QP numbers at a random point so a restarted engine does not reuse
+  // the numbers its peers may still send to.
+  next_qpn = 1 + static_cast<uint32_t>(rng.Below(1u << 20));
+}
+
+absl::StatusOr<uint32_t> EngineImpl::AllocPd() {
+  const uint32_t pd = next_pd++;
+  pds[pd] = 0;
+  return pd;
+}
+
+absl::Status EngineImpl::DeallocPd(uint32_t pd) {
+  auto it = pds.find(pd);
+  if (it == pds.end()) return absl::NotFoundError(absl::StrCat("no PD ", pd));
+  if (it->second != 0 || mrs.CountInPd(pd) != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("PD ", pd, " still has QPs or memory regions"));
+  }
+  pds.erase(it);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<uint32_t> EngineImpl::CreateCq(uint32_t depth) {
+  if (depth == 0 || depth > (1u << 22)) {
+    return absl::InvalidArgumentError(absl::StrCat("CQ depth must be 1..", 1u << 22));
+  }
+  const uint32_t cq = next_cq++;
+  cqs[cq];
+  cq_depth[cq] = depth;
+  return cq;
+}
+
+absl::Status EngineImpl::DestroyCq(uint32_t cq) {
+  if (!cqs.contains(cq)) return absl::NotFoundError(absl::StrCat("no CQ ", cq));
+  for (const auto& [n, qp] : qps) {
+    if (qp->attr.send_cq == cq || qp->attr.recv_cq == cq) {
+      return absl::FailedPreconditionError(absl::StrCat("CQ ", cq, " is used by QP ", n));
+    }
+  }
+  cqs.erase(cq);
+  cq_depth.erase(cq);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<uint32_t> EngineImpl::CreateQp(const QpAttr& a) {
+  if (!pds.contains(a.pd)) return absl::NotFoundError(absl::StrCat("no PD ", a.pd));
+  if (!cqs.contains(a.send_cq) || !cqs.contains(a.recv_cq)) {
+    return absl::NotFoundError("send_cq and recv_cq must be existing CQs");
+  }
+  if (a.max_send_wr == 0 || a.max_recv_wr == 0 || a.max_sge == 0 || a.max_send_wr > (1u << 20) ||
+      a.max_recv_wr > (1u << 20)) {
+    return absl::InvalidArgumentError("max_send_wr, max_recv_wr and max_sge must be 1..2^20");
+  }
+  auto qp = std::make_unique<Qp>();
+  qp->qpn = next_qpn++;
+  qp->attr = a;
+  qp->state = QpState::kInit;
+  qp->window.resize(cfg.stream_window_msgs);
+  pds[a.pd]++;
+  const uint32_t qpn = qp->qpn;
+  qps[qpn] = std::move(qp);
+  return qpn;
+}
+
+absl::Status EngineImpl::DestroyQp(uint32_t qpn) {
+  Qp* qp = FindQp(qpn);
+  if (qp == nullptr) return absl::NotFoundError(absl::StrCat("no QP ", qpn));
+  if (Connection* c = FindConn(qp->conn)) {
+    for (const MsgRef& r : qp->sq) FreeMsg(c, r);
+    c->qps.erase(std::remove(c->qps.begin(), c->qps.end(), qpn), c->qps.end());
+    c->dirty.erase(std::remove(c->dirty.begin(), c->dirty.end(), qpn), c->dirty.end());
+  }
+  pds[qp->attr.pd]--;
+  qps.erase(qpn);
+  return absl::OkStatus();
+}
+
+absl::Status EngineImpl::ConnectQp(uint32_t qpn, const PeerAddr& peer, uint32_t remote_qpn) {
+  Qp* qp = FindQp(qpn);
+  if (qp == nullptr) return absl::NotFoundError(absl::StrCat("no QP ", qpn));
+  if (qp->state != QpState::kInit) {
+    return absl::FailedPreconditionError(absl::StrCat("QP ", qpn, " is already connected"));
+  }
+  if (remote_qpn == 0) return absl::InvalidArgumentError("remote QP number must not be 0");
+  if (peer.ip.v6 != cfg.local_ip.v6) {
+    return absl::InvalidArgumentError("peer and local addresses differ in IP version");
+  }
+  if (peer.ip == cfg.local_ip) {
+    return absl::InvalidArgumentError("peer address is this engine's own address");
+  }
+  Connection* c = ConnFor(peer);
+  if (c == nullptr) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("at most ", cfg.max_connections, " connections"));
+  }
+  qp->conn = c->local_id;
+  qp->remote_qpn = remote_qpn;
+  qp->state = QpState::kReady;
+  c->qps.push_back(qpn);
+  return absl::OkStatus();
+}
+
+absl::Status EngineImpl::PostSend(TimeNs now, uint32_t qpn, const SendWr& wr) {
+  Qp* qp = FindQp(qpn);
+  if (qp == nullptr) return absl::NotFoundError(absl::StrCat("no QP ", qpn));
+  if (qp->state == QpState::kInit || qp->state == QpState::kReset) {
+    return absl::FailedPreconditionError(absl::StrCat("QP ", qpn, " is not connected"));
+  }
+  if (qp->sq.size() >= qp->attr.max_send_wr) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("send queue of QP ", qpn, " is full (", qp->attr.max_send_wr, ")"));
+  }
+  if (wr.sg.size() > qp->attr.max_sge) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(wr.sg.size(), " SGEs exceed max_sge ", qp->attr.max_sge));
+  }
+  uint64_t total = 0;
+  for (const Sge& s : wr.sg) total += s.length;
+  if (total > UINT32_MAX) return absl::InvalidArgumentError("message longer than 4 GiB - 1");
+  const bool atomic = wr.opcode == Opcode::kAtomicFetchAdd || wr.opcode == Opcode::kAtomicCompSwap;
+  if (atomic && (wr.sg.size() != 1 || total != 8)) {
+    return absl::InvalidArgumentError("an atomic needs exactly one 8-byte SGE for the result");
+  }
+  Connection* c = FindConn(qp->conn);
+  MsgRef ref = AllocMsg(c);
+  TxMsg* m = Msg(c, ref);
+  m->qpn = qpn;
+  m->type = TypeOf(wr.opcode);
+  m->opcode = wr.opcode;
+  m->wr_id = wr.wr_id;
+  m->signaled = (wr.flags & send_flags::kSignaled) != 0 || qp->attr.sq_sig_all;
+  m->fence = (wr.flags & send_flags::kFence) != 0;
+  m->solicited = (wr.flags & send_flags::kSolicited) != 0 && wire::ConsumesReceive(m->type);
+  m->sg = wr.sg;
+  m->len = static_cast<uint32_t>(total);
+  m->msn = qp->next_msn++;
+  m->remote_va = wr.remote_addr;
+  m->rkey = wr.rkey;
+  m->imm = wr.imm;
+  if (wire::ConsumesReceive(m->type)) m->recv_seq = qp->next_recv_seq++;
+  if (atomic) {
+    m->operand0 = wr.compare_add;
+    m->operand1 = wr.opcode == Opcode::kAtomicCompSwap ? wr.swap : 0;
+  }
+  m->retries_left = qp->attr.retry_cnt;
+  m->rnr_left = qp->attr.rnr_retry;
+  qp->sq.push_back(ref);
+  // Local protection: the gather list must lie in this PD's regions; READ and
+  // atomic results are written, so they need local write access.
+  const uint32_t need = IsReadOrAtomic(wr.opcode) ? access::kLocalWrite : 0;
+  for (const Sge& s : wr.sg) {
+    if (s.length != 0 && !mrs.CheckLocal(s.lkey, qp->attr.pd, s.addr, s.length, need)) {
+      m->status = WcStatus::kLocProtErr;
+      m->done = true;
+      FailQp(qp, WcStatus::kWrFlushErr);
+      return absl::OkStatus();
+    }
+  }
+  if (qp->state == QpState::kError) {
+    m->status = WcStatus::kWrFlushErr;
+    m->done = true;
+    CompleteSends(qp);
+    return absl::OkStatus();
+  }
+  (void)now;
+  ReleaseSends(qp);
+  return absl::OkStatus();
+}
+
+absl::Status EngineImpl::PostRecv(uint32_t qpn, const RecvWr& wr) {
+  Qp* qp = FindQp(qpn);
+  if (qp == nullptr) return absl::NotFoundError(absl::StrCat("no QP ", qpn));
+  if (qp->rq.size() >= qp->attr.max_recv_wr) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("receive queue of QP ", qpn, " is full (", qp->attr.max_recv_wr, ")"));
+  }
+  if (wr.sg.size() > qp->attr.max_sge) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(wr.sg.size(), " SGEs exceed max_sge ", qp->attr.max_sge));
+  }
+  PostedRecv r;
+  r.wr_id = wr.wr_id;
+  r.sg = wr.sg;
+  for (const Sge& s : wr.sg) {
+    if (s.length != 0 &&
+        !mrs.CheckLocal(s.lkey, qp->attr.pd, s.addr, s.length, access::kLocalWrite)) {
+      return absl::PermissionDeniedError(absl::StrCat(
+          "receive SGE at 0x", absl::Hex(s.addr), " is not in a region with local write access"));
+    }
+    r.total += s.length;
+  }
+  if (qp->state == QpState::kError) {
+    PushCqe(qp->attr.recv_cq,
+            Completion{wr.wr_id, WcStatus::kWrFlushErr, WcOpcode::kRecv, false, 0, 0, qpn});
+    return absl::OkStatus();
+  }
+  qp->rq.push_back(std::move(r));
+  return absl::OkStatus();
+}
+
+size_t EngineImpl::PollCq(uint32_t cq, std::span<Completion> out) {
+  auto it = cqs.find(cq);
+  if (it == cqs.end()) return 0;
+  size_t n = 0;
+  while (n < out.size() && !it->second.empty()) {
+    out[n++] = it->second.front();
+    it->second.pop_front();
+  }
+  return n;
+}
+
+std::vector<PathInfo> EngineImpl::GetPaths(const wire::IpAddr& ip) const {
+  std::vector<PathInfo> v;
+  auto it = conn_by_peer.find(ip);
+  if (it == conn_by_peer.end()) return v;
+  const Connection* c = conns.at(it->second).get();
+  for (const TxPath& p : c->paths) {
+    v.push_back(PathInfo{p.id, p.src_port, p.state == PathState::kActive, p.inflight, p.window,
+                         p.srtt, p.rto, p.tx_pkts, p.retx_pkts, p.lost_pkts, p.ce_pkts,
+                         p.failures});
+  }
+  return v;
+}
+
+// ---- Connections ----
+
+Qp* EngineImpl::FindQp(uint32_t qpn) {
+  auto it = qps.find(qpn);
+  return it == qps.end() ? nullptr : it->second.get();
+}
+
+Connection* EngineImpl::FindConn(uint32_t id) {
+  auto it = conns.find(id);
+  return it == conns.end() ? nullptr : it->second.get();
+}
+
+uint16_t EngineImpl::FreshPort() {
+  return static_cast<uint16_t>(config::kPathSourcePortMin +
+                               rng.Below(65536u - config::kPathSourcePortMin));
+}
+
+Connection* EngineImpl::ConnFor(const PeerAddr& peer) {
+  auto it = conn_by_peer.find(peer.ip);
+  if (it != conn_by_peer.end()) {
+    Connection* c = FindConn(it->second);
+    if (c->state != ConnState::kFailed) return c;
+  }
+  return NewConnection(peer);
+}
+
+Connection* EngineImpl::NewConnection(const PeerAddr& peer) {
+  size_t live = 0;
+  for (const auto& [id, c] : conns) live += c->state != ConnState::kFailed;
+  if (live >= cfg.max_connections) return nullptr;
+  auto c = std::make_unique<Connection>();
+  do {
+    c->local_id = static_cast<uint32_t>(rng.Next());
+  } while (c->local_id == 0 || conns.contains(c->local_id));
+  c->peer = peer;
+  c->nonce = static_cast<uint32_t>(rng.Next());
+  c->state = ConnState::kConnecting;
+  SetUpPaths(c.get());
+  Connection* raw = c.get();
+  conn_by_peer[peer.ip] = raw->local_id;
+  conn_order.push_back(raw->local_id);
+  conns[raw->local_id] = std::move(c);
+  return raw;
+}
+
+void EngineImpl::SetUpPaths(Connection* c) {
+  c->paths.resize(cfg.num_paths);
+  for (uint16_t i = 0; i < cfg.num_paths; i++) {
+    TxPath& p = c->paths[i];
+    p.id = i;
+    p.src_port = FreshPort();
+    p.window = cfg.path_window_pkts;
+    p.rto = cfg.rto_initial_ns;
+  }
+}
+
+void EngineImpl::Establish(Connection* c, const wire::ConnBody& body) {
+  c->remote_id = body.src_conn_id;
+  c->peer_paths = body.num_paths;
+  c->rx_paths.assign(body.num_paths, RxPath{});
+  c->chunk_bytes = std::min<uint32_t>(cfg.max_payload, body.max_payload);
+  c->state = ConnState::kEstablished;
+  for (uint32_t qpn : c->qps) {
+    if (Qp* qp = FindQp(qpn)) ReleaseSends(qp);
+  }
+}
+
+// ---- Messages ----
+
+MsgRef EngineImpl::AllocMsg(Connection* c) {
+  uint32_t idx;
+  if (!c->free_msgs.empty()) {
+    idx = c->free_msgs.back();
+    c->free_msgs.pop_back();
+  } else {
+    idx = static_cast<uint32_t>(c->msgs.size());
+    c->msgs.emplace_back();
+  }
+  TxMsg& m = c->msgs[idx];
+  const uint32_t gen = m.gen + 1;
+  std::destroy_at(&m);
+  std::construct_at(&m);
+  m.gen = gen;
+  m.in_use = true;
+  return MsgRef{idx, gen};
+}
+
+TxMsg* EngineImpl::Msg(Connection* c, MsgRef r) {
+  if (r.idx >= c->msgs.size()) return nullptr;
+  TxMsg& m = c->msgs[r.idx];
+  return m.in_use && m.gen == r.gen ? &m : nullptr;
+}
+
+void EngineImpl::FreeMsg(Connection* c, MsgRef r) {
+  TxMsg* m = Msg(c, r);
+  if (m == nullptr) return;
+  m->in_use = false;
+  m->sg.clear();
+  c->free_msgs.push_back(r.idx);
+}
+
+void EngineImpl::Ready(Connection* c, MsgRef r) {
+  TxMsg* m = Msg(c, r);
+  if (m == nullptr || m->on_ready) return;
+  m->on_ready = true;
+  c->ready.push_back(r);
+}
+
+void EngineImpl::ReleaseSends(Qp* qp) {
+  Connection* c = FindConn(qp->conn);
+  if (c == nullptr || c->state != ConnState::kEstablished || qp->state != QpState::kReady) return;
+  while (qp->sq_sched < qp->sq.size()) {
+    const MsgRef ref = qp->sq[qp->sq_sched];
+    TxMsg* m = Msg(c, ref);
+    if (m->msn - qp->peer_msn_next >= cfg.stream_window_msgs) break;  // receiver's window
+    if (m->fence && qp->rd_atomic_pending > 0) break;
+    m->num_chunks = m->type == wire::PacketType::kReadReq || wire::IsAtomicRequest(m->type)
+                        ? 1
+                        : std::max<uint32_t>(1, (m->len + c->chunk_bytes - 1) / c->chunk_bytes);
+    m->delivered.Reset(m->num_chunks);
+    if (m->opcode == Opcode::kRead) {
+      m->resp_received.Reset(std::max<uint32_t>(1, (m->len + c->chunk_bytes - 1) / c->chunk_bytes));
+    }
+    if (IsReadOrAtomic(m->opcode)) qp->rd_atomic_pending++;
+    Ready(c, ref);
+    qp->sq_sched++;
+  }
+}
+
+// ---- Completions ----
+
+void EngineImpl::PushCqe(uint32_t cq, const Completion& e) {
+  auto it = cqs.find(cq);
+  if (it == cqs.end()) return;
+  if (it->second.size() >= cq_depth[cq]) {
+    stats.cq_overflows++;
+    return;
+  }
+  it->second.push_back(e);
+}
+
+void EngineImpl::CompleteSends(Qp* qp) {
+  Connection* c = FindConn(qp->conn);
+  while (!qp->sq.empty()) {
+    const MsgRef ref = qp->sq.front();
+    TxMsg* m = Msg(c, ref);
+    if (m != nullptr && !m->done) break;
+    if (m != nullptr) {
+      if (m->signaled || m->status != WcStatus::kSuccess) {
+        Completion e;
+        e.wr_id = m->wr_id;
+        e.status = m->status;
+        e.opcode = WcOf(m->opcode);
+        e.byte_len = m->opcode == Opcode::kRead ? m->len : 0;
+        if (wire::IsAtomicRequest(m->type)) e.byte_len = 8;
+        e.qp_num = qp->qpn;
+        PushCqe(qp->attr.send_cq, e);
+      }
+      FreeMsg(c, ref);
+    }
+    qp->sq.pop_front();
+    if (qp->sq_sched > 0) qp->sq_sched--;
+  }
+  ReleaseSends(qp);
+}
+
+void EngineImpl::FailQp(Qp* qp, WcStatus rest) {
+  if (qp->state == QpState::kError) {
+    CompleteSends(qp);
+    return;
+  }
+  qp->state = QpState::kError;
+  Connection* c = FindConn(qp->conn);
+  for (const MsgRef& r : qp->sq) {
+    TxMsg* m = Msg(c, r);
+    if (m != nullptr && !m->done) {
+      m->status = rest;
+      m->done = true;
+    }
+  }
+  CompleteSends(qp);
+  for (const PostedRecv& r : qp->rq) {
+    PushCqe(qp->attr.recv_cq,
+            Completion{r.wr_id, WcStatus::kWrFlushErr, WcOpcode::kRecv, false, 0, 0, qp->qpn});
+  }
+  qp->rq.clear();
+}
+
+void EngineImpl::FailConnection(Connection* c) {
+  if (c->state == ConnState::kFailed) return;
+  c->state = ConnState::kFailed;
+  stats.conn_failures++;
+  for (uint32_t qpn : c->qps) {
+    Qp* qp = FindQp(qpn);
+    if (qp == nullptr || qp->state == QpState::kError) continue;
+    // The oldest unfinished work request is the one the transport gave up on.
+    for (const MsgRef& r : qp->sq) {
+      TxMsg* m = Msg(c, r);
+      if (m != nullptr && !m->done) {
+        m->status = WcStatus::kRetryExcErr;
+        m->done = true;
+        break;
+      }
+    }
+    FailQp(qp, WcStatus::kWrFlushErr);
+  }
+  c->ready.clear();
+  c->retx.clear();
+  c->naks.clear();
+  c->ack_queue.clear();
+  for (TxPath& p : c->paths) {
+    for (Inflight& e : p.ring) e.live = false;
+    p.inflight = 0;
+    p.una = p.next_psn;
+  }
+  c->inflight = 0;
+}
+
+}  // namespace metaroce::transport

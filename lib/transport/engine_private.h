@@ -1,0 +1,331 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The metaroce authors
+ */
+
+/*
+ * Engine internals. Object model (doc/transport.md):
+ *   Connection  one per peer host: paths, windows, message pool, queues
+ *   TxPath      one per local path: PSN space, in-flight ring, RTT, health
+ *   RxPath      one per peer path: cumulative PSN + 256-bit SACK, ACK state
+ *   Qp          one per local QP = stream: send queue, receive queue, the
+ *               receive window of the peer's messages, completion order
+ *   TxMsg       a message this host sends: a request, or a READ/ATOMIC response
+ */
+
+#ifndef METAROCE_TRANSPORT_ENGINE_PRIVATE_H
+#define METAROCE_TRANSPORT_ENGINE_PRIVATE_H
+
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/hash/hash.h"
+#include "chunk_set_private.h"
+#include "mr_engine.h"
+#include "protection_private.h"
+#include "rng_private.h"
+
+namespace metaroce::transport {
+
+/** Reference to a pooled TxMsg; gen tells a reused slot from the old message. */
+struct MsgRef {
+  uint32_t idx = 0;
+  uint32_t gen = 0;
+};
+
+/** A message this host sends. */
+struct TxMsg {
+  uint32_t gen = 0;
+  uint32_t epoch = 0;  ///< bumped when every chunk must be sent again (RNR)
+  bool in_use = false;
+  bool is_response = false;
+  uint32_t qpn = 0;  ///< local QP (requests) or the local QP that answers (responses)
+  wire::PacketType type = wire::PacketType::kWrite;
+  uint32_t msn = 0;
+  uint32_t len = 0;
+  uint32_t num_chunks = 1;
+  uint32_t next_chunk = 0;  ///< first chunk never sent
+  ChunkSet delivered;       ///< chunks acknowledged at the path level
+  bool on_ready = false;    ///< queued for first transmission
+  // Where the bytes come from: a request's gather list, or a READ response's source.
+  SgList sg;
+  uint64_t src_va = 0;
+  // Header fields.
+  uint64_t remote_va = 0;
+  uint32_t rkey = 0;
+  uint32_t imm = 0;
+  uint32_t recv_seq = 0;
+  uint64_t operand0 = 0;
+  uint64_t operand1 = 0;
+  uint64_t orig = 0;
+  bool solicited = false;
+  // Requester state.
+  Opcode opcode = Opcode::kSend;
+  uint64_t wr_id = 0;
+  bool signaled = false;
+  bool fence = false;
+  bool done = false;  ///< accepted by the responder, or response complete
+  WcStatus status = WcStatus::kSuccess;
+  ChunkSet resp_received;  ///< READ: response chunks placed
+  bool atomic_done = false;
+  uint32_t retries_left = 0;  ///< message probes left
+  TimeNs probe_at = kNever;   ///< when to probe if still not done
+  TimeNs probe_backoff = 0;
+  uint32_t rnr_left = 0;
+  TimeNs rnr_resume_at = kNever;
+};
+
+/** A chunk to send again. */
+struct RetxChunk {
+  MsgRef msg;
+  uint32_t chunk = 0;
+  uint16_t prefer_path = 0;
+  bool probe = false;  ///< a message probe (ask for an ACK), not a loss
+};
+
+/** One in-flight data packet of a path. */
+struct Inflight {
+  bool live = false;
+  bool probe = false;
+  uint32_t epoch = 0;
+  MsgRef msg;
+  uint32_t chunk = 0;
+  TimeNs sent_at = 0;
+};
+
+enum class PathState : uint8_t { kActive, kFailed };
+
+/** Sender state of one local path. */
+struct TxPath {
+  static constexpr uint32_t kRing = 256;  ///< in-flight ring: psn - una < 256 always
+  uint16_t id = 0;
+  uint16_t src_port = 0;
+  PathState state = PathState::kActive;
+  uint32_t next_psn = 0;
+  uint32_t una = 0;  ///< oldest PSN not yet settled (acked or declared lost)
+  uint32_t inflight = 0;
+  Inflight ring[kRing];
+  uint32_t window = 0;
+  bool has_rtt = false;
+  TimeNs srtt = 0;
+  TimeNs rttvar = 0;
+  TimeNs rto = 0;
+  uint32_t timeouts = 0;  ///< consecutive
+  TimeNs failed_at = kNever;
+  TimeNs probe_at = kNever;
+  uint32_t probe_seq = 0;
+  uint32_t last_rx_pkts = 0;  ///< ACK counters already accounted
+  uint32_t last_ce_pkts = 0;
+  bool counters_seen = false;
+  uint64_t tx_pkts = 0, retx_pkts = 0, lost_pkts = 0, ce_pkts = 0, failures = 0;
+};
+
+/** Receiver state of one peer path. */
+struct RxPath {
+  static constexpr uint32_t kWords = 5;  ///< cum itself plus the 256 PSNs the SACK reaches
+  uint32_t cum = 0;                      ///< every PSN before it arrived or was given up
+  uint64_t bits[kWords] = {};            ///< bit i: PSN cum + i arrived (bit 0 is always clear)
+  uint32_t rx_pkts = 0;
+  uint32_t ce_pkts = 0;
+  uint32_t echo_ts = 0;
+  TimeNs echo_rx_at = 0;
+  bool echo_ce = false;
+  uint32_t unacked = 0;
+  bool queued = false;  ///< on the connection's ACK queue
+  bool ack_now = false;
+  TimeNs ack_due = kNever;
+  uint32_t last_qpn = 0;  ///< local QP of the last data packet: its stream ACK rides along
+};
+
+enum class ConnState : uint8_t { kConnecting, kEstablished, kFailed };
+
+struct PendingNak {
+  uint16_t path_id;
+  wire::NakBody nak;
+};
+
+struct Connection {
+  uint32_t local_id = 0;
+  uint32_t remote_id = 0;
+  ConnState state = ConnState::kConnecting;
+  PeerAddr peer;
+  uint32_t nonce = 0;  ///< of our CONN_REQ
+  TimeNs req_at = 0;   ///< next CONN_REQ (kConnecting)
+  bool accept_pending = false;
+  uint32_t accept_nonce = 0;
+  uint16_t peer_paths = 0;
+  uint32_t chunk_bytes = 0;  ///< min of both sides' max_payload
+  std::vector<TxPath> paths;
+  std::vector<RxPath> rx_paths;
+  uint32_t inflight = 0;
+  uint32_t next_path = 0;  ///< spraying round robin
+  std::vector<TxMsg> msgs;
+  std::vector<uint32_t> free_msgs;
+  std::deque<MsgRef> ready;
+  std::deque<RetxChunk> retx;
+  std::deque<PendingNak> naks;
+  std::deque<std::pair<uint16_t, wire::ProbeBody>> probe_replies;
+  TimeNs probe_min = kNever;       ///< earliest message probe or RNR resume of its QPs
+  std::deque<uint16_t> ack_queue;  ///< rx paths with an ACK pending
+  std::vector<uint32_t> qps;       ///< local QPs on this connection
+  std::vector<uint32_t> dirty;     ///< local QPs whose stream ACK must be sent
+  TimeNs all_failed_since = kNever;
+};
+
+/** A posted receive. */
+struct PostedRecv {
+  uint64_t wr_id = 0;
+  SgList sg;
+  uint64_t total = 0;
+};
+
+/** Receive-side state of one message of the peer's on a stream. */
+struct RxMsg {
+  bool active = false;
+  uint32_t msn = 0;
+  wire::PacketType type = wire::PacketType::kWrite;
+  uint32_t len = 0;
+  ChunkSet got;
+  bool failed = false;  ///< refused for good (access, length)
+  wire::NakCode fail_code = wire::NakCode::kRemoteAccess;
+  wire::NakDetail fail_detail = wire::NakDetail::kNone;
+  TimeNs nak_at = 0;  ///< last NAK sent for it (rate limit)
+  bool nak_sent = false;
+  uint32_t recv_seq = 0;
+  uint32_t imm = 0;
+  bool solicited = false;
+  uint64_t va = 0;
+  uint32_t rkey = 0;
+  uint64_t operand0 = 0;
+  uint64_t operand1 = 0;
+};
+
+struct Qp {
+  uint32_t qpn = 0;
+  QpAttr attr;
+  QpState state = QpState::kReset;
+  uint32_t conn = 0;  ///< local id of its connection
+  uint32_t remote_qpn = 0;
+  // Send side.
+  std::deque<MsgRef> sq;  ///< posting order
+  uint32_t sq_sched = 0;  ///< sq index of the first message not yet released to the scheduler
+  uint32_t next_msn = 0;
+  uint32_t next_recv_seq = 0;
+  uint32_t peer_msn_next = 0;  ///< from stream ACKs
+  uint32_t rd_atomic_pending = 0;
+  // Receive side.
+  std::deque<PostedRecv> rq;
+  uint32_t rq_base = 0;  ///< recv_seq of rq.front()
+  uint32_t msn_next = 0;
+  std::vector<RxMsg> window;
+  bool dirty = false;
+};
+
+class EngineImpl {
+ public:
+  EngineImpl(const EngineConfig& cfg, MemoryAccess* mem);
+
+  // engine.cc: verbs.
+  absl::StatusOr<uint32_t> AllocPd();
+  absl::Status DeallocPd(uint32_t pd);
+  absl::StatusOr<uint32_t> CreateCq(uint32_t depth);
+  absl::Status DestroyCq(uint32_t cq);
+  absl::StatusOr<uint32_t> CreateQp(const QpAttr& attr);
+  absl::Status DestroyQp(uint32_t qpn);
+  absl::Status ConnectQp(uint32_t qpn, const PeerAddr& peer, uint32_t remote_qpn);
+  absl::Status PostSend(TimeNs now, uint32_t qpn, const SendWr& wr);
+  absl::Status PostRecv(uint32_t qpn, const RecvWr& wr);
+  size_t PollCq(uint32_t cq, std::span<Completion> out);
+  std::vector<PathInfo> GetPaths(const wire::IpAddr& ip) const;
+
+  // rx.cc: packets in.
+  void OnFrame(TimeNs now, std::span<const uint8_t> frame);
+  void OnDatagram(TimeNs now, const wire::FrameInfo& addr, std::span<const uint8_t> payload);
+
+  // tx.cc: packets out and timers.
+  size_t PollTx(TimeNs now, std::span<TxSlot> slots);
+  TimeNs NextDeadline() const;
+  bool HasPendingTx() const;
+
+  EngineConfig cfg;
+  MemoryAccess* mem;
+  Rng rng;
+  EngineStats stats;
+  MrTable mrs;
+  absl::flat_hash_map<uint32_t, uint32_t> pds;  ///< pd -> QPs using it
+  absl::flat_hash_map<uint32_t, std::deque<Completion>> cqs;
+  absl::flat_hash_map<uint32_t, uint32_t> cq_depth;
+  absl::flat_hash_map<uint32_t, std::unique_ptr<Qp>> qps;
+  absl::flat_hash_map<uint32_t, std::unique_ptr<Connection>> conns;  ///< by local id
+  std::vector<uint32_t> conn_order;  ///< local ids in creation order: deterministic iteration
+  std::deque<std::pair<wire::FrameInfo, wire::Packet>> loose_tx;  ///< replies without a connection
+  absl::flat_hash_map<wire::IpAddr, uint32_t> conn_by_peer;
+  uint32_t next_pd = 1;
+  uint32_t next_cq = 1;
+  uint32_t next_qpn = 1;
+  uint32_t tx_cursor = 0;  ///< connection round robin in PollTx
+
+ private:
+  // ---- connection set-up (engine.cc) ----
+  Connection* ConnFor(const PeerAddr& peer);
+  Connection* NewConnection(const PeerAddr& peer);
+  void SetUpPaths(Connection* c);
+  void Establish(Connection* c, const wire::ConnBody& body);
+  uint16_t FreshPort();
+  Qp* FindQp(uint32_t qpn);
+  Connection* FindConn(uint32_t id);
+
+  // ---- messages (engine.cc) ----
+  MsgRef AllocMsg(Connection* c);
+  TxMsg* Msg(Connection* c, MsgRef r);
+  void FreeMsg(Connection* c, MsgRef r);
+  void ReleaseSends(Qp* qp);  ///< hands posted messages to the scheduler as order rules allow
+  void Ready(Connection* c, MsgRef r);
+
+  // ---- completions (engine.cc) ----
+  void PushCqe(uint32_t cq, const Completion& c);
+  void CompleteSends(Qp* qp);  ///< send completions, in posting order
+  void FailQp(Qp* qp, WcStatus first_status);
+  void FailConnection(Connection* c);
+
+  // ---- receive (rx.cc) ----
+  void HandlePacket(TimeNs now, const wire::FrameInfo& from, const wire::Packet& p);
+  void HandleConn(TimeNs now, const wire::FrameInfo& from, const wire::Packet& p);
+  void HandleAck(TimeNs now, Connection* c, const wire::Packet& p);
+  void HandleNak(TimeNs now, Connection* c, const wire::Packet& p);
+  void HandleProbe(TimeNs now, Connection* c, const wire::Packet& p);
+  void HandleData(TimeNs now, Connection* c, const wire::FrameInfo& from, const wire::Packet& p);
+  bool RecordPsn(TimeNs now, Connection* c, const wire::FrameInfo& from, const wire::Packet& p);
+  void HandleRequest(TimeNs now, Connection* c, Qp* qp, const wire::Packet& p);
+  void HandleResponse(TimeNs now, Connection* c, Qp* qp, const wire::Packet& p);
+  void AdvanceReceiver(TimeNs now, Connection* c, Qp* qp);
+  void QueueNak(TimeNs now, Connection* c, Qp* qp, RxMsg* m, const wire::Packet& p,
+                wire::NakCode code, wire::NakDetail detail);
+  bool Scatter(Qp* qp, const SgList& sg, uint64_t offset, std::span<const uint8_t> data);
+  void Delivered(TimeNs now, Connection* c, TxPath* path, uint32_t psn);
+  void MarkAckPending(Connection* c, uint16_t path_id);
+
+  // ---- transmit and timers (tx.cc) ----
+  void RunTimers(TimeNs now);
+  void ConnTimers(TimeNs now, Connection* c);
+  TimeNs ConnDeadline(const Connection* c) const;
+  size_t ConnTx(TimeNs now, Connection* c, std::span<TxSlot> slots);
+  bool PathHasRoom(const Connection* c, const TxPath& p) const;
+  TxPath* PickPath(Connection* c, int prefer);
+  bool SendChunk(TimeNs now, Connection* c, TxPath* path, MsgRef ref, uint32_t chunk, bool retx,
+                 bool probe, TxSlot* slot);
+  bool Emit(TimeNs now, Connection* c, uint16_t src_port, wire::Packet* p, TxSlot* slot,
+            wire::Ecn ecn);
+  void BuildAck(TimeNs now, Connection* c, uint16_t path_id, wire::Packet* p);
+  void DeclareLost(TimeNs now, Connection* c, TxPath* path, uint32_t psn, bool by_rto);
+  void AdvanceUna(TxPath* path);
+  void PathTimeout(TimeNs now, Connection* c, TxPath* path);
+  void FailPath(TimeNs now, Connection* c, TxPath* path);
+
+  friend class EnginePeer;
+};
+
+}  // namespace metaroce::transport
+
+#endif  // METAROCE_TRANSPORT_ENGINE_PRIVATE_H

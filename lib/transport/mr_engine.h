@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The metaroce authors
+ */
+
+/**
+ * @file
+ * The MetaRoCE protocol engine of one host. Pure and deterministic: it does
+ * no I/O, reads no clock, starts no thread and keeps no global state. The
+ * caller passes the time into every call, hands received frames to
+ * OnFrame()/OnDatagram(), collects packets to send with PollTx() and calls
+ * back no later than NextDeadline(). The same engine runs over DPDK, kernel
+ * UDP sockets and the simulated fabric.
+ */
+
+#ifndef METAROCE_MR_ENGINE_H
+#define METAROCE_MR_ENGINE_H
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "mr_config.h"
+#include "mr_memory.h"
+#include "mr_transport_types.h"
+#include "mr_wire.h"
+
+namespace metaroce::transport {
+
+/** What PollTx() writes and OnFrame()/OnDatagram() expect. */
+enum class Framing : uint8_t {
+  kEthernet,  ///< whole Ethernet frames (DPDK, simulated fabric)
+  kUdp,       ///< UDP payloads; addresses travel in TxSlot::addr (kernel sockets)
+};
+
+/** Engine configuration; Create() rejects values out of range with a message. */
+struct EngineConfig {
+  wire::IpAddr local_ip;  ///< this host's address (IPv4 or IPv6)
+  wire::MacAddr local_mac;
+  uint16_t udp_port = wire::kDefaultUdpPort;
+  Framing framing = Framing::kEthernet;
+  uint16_t num_paths = config::kPaths;              ///< 1..kMaxPaths
+  uint16_t max_payload = config::kMaxPayloadBytes;  ///< 256..9000
+  uint32_t path_window_pkts = config::kPathWindowPkts;
+  uint32_t conn_window_pkts = config::kConnWindowPkts;
+  TimeNs rto_min_ns = config::kRtoMinNs;
+  TimeNs rto_max_ns = config::kRtoMaxNs;
+  TimeNs rto_initial_ns = config::kRtoInitialNs;
+  uint32_t ack_every_pkts = config::kAckEveryPkts;
+  TimeNs ack_delay_ns = config::kAckDelayNs;
+  uint32_t path_fail_timeouts = config::kPathFailTimeouts;
+  TimeNs path_probe_interval_ns = config::kPathProbeIntervalNs;
+  TimeNs conn_fail_after_ns = config::kConnFailAfterNs;
+  TimeNs conn_retry_ns = config::kConnRetryNs;
+  uint32_t stream_window_msgs = config::kStreamWindowMsgs;
+  uint32_t max_connections = 4096;
+  uint8_t dscp = config::kDscp;
+  uint64_t seed = 1;  ///< keys, nonces and source ports; give each engine its own
+};
+
+/** Largest num_paths. */
+inline constexpr uint16_t kMaxPaths = 1024;
+
+/** Where a peer engine is reached. */
+struct PeerAddr {
+  wire::IpAddr ip;
+  wire::MacAddr mac;  ///< next hop (Framing::kEthernet)
+  uint16_t udp_port = wire::kDefaultUdpPort;
+};
+
+/** QP creation attributes (a subset of ibv_qp_init_attr + ibv_qp_attr). */
+struct QpAttr {
+  uint32_t pd = 0;
+  uint32_t send_cq = 0;
+  uint32_t recv_cq = 0;
+  uint32_t max_send_wr = 256;
+  uint32_t max_recv_wr = 256;
+  uint32_t max_sge = 16;
+  uint8_t rnr_retry = 7;             ///< 7 = retry forever, as in verbs
+  TimeNs min_rnr_delay_ns = 10'000;  ///< what this QP asks senders to wait when it has no receive
+  uint32_t retry_cnt = config::kMsgRetries;
+  bool sq_sig_all = false;
+};
+
+/** A registered memory region. */
+struct MrInfo {
+  uint32_t lkey = 0;
+  uint32_t rkey = 0;
+};
+
+/** One buffer PollTx() may fill. */
+struct TxSlot {
+  uint8_t* buf = nullptr;
+  uint32_t cap = 0;
+  uint32_t len = 0;      ///< out: bytes written
+  wire::FrameInfo addr;  ///< out, Framing::kUdp: addresses, ports and ECN for the socket
+};
+
+/** Engine-wide counters. Drops are by wire::ParseError or by the reasons below. */
+struct EngineStats {
+  uint64_t rx_packets = 0;
+  uint64_t rx_bytes = 0;
+  uint64_t rx_parse_drops[static_cast<size_t>(wire::ParseError::kCount)] = {};
+  uint64_t rx_unknown_conn = 0;    ///< dst_conn_id matches no connection
+  uint64_t rx_wrong_source = 0;    ///< source address is not the connection's peer
+  uint64_t rx_bad_path = 0;        ///< path_id beyond the peer's announced paths
+  uint64_t rx_unknown_stream = 0;  ///< stream_id matches no QP of that connection
+  uint64_t rx_beyond_window = 0;   ///< PSN or MSN outside the receive window
+  uint64_t rx_bad_chunk = 0;       ///< offset/length not on the connection's chunk grid
+  uint64_t rx_duplicate_pkts = 0;  ///< PSN already received
+  uint64_t rx_ce_pkts = 0;
+  uint64_t tx_packets = 0;
+  uint64_t tx_bytes = 0;
+  uint64_t tx_data_pkts = 0;
+  uint64_t tx_retransmits = 0;
+  uint64_t tx_acks = 0;
+  uint64_t tx_naks = 0;
+  uint64_t tx_probes = 0;
+  uint64_t lost_detected_sack = 0;  ///< losses found from a SACK gap
+  uint64_t lost_detected_rto = 0;   ///< losses found by a retransmission timeout
+  uint64_t path_failures = 0;
+  uint64_t conn_failures = 0;
+  uint64_t cq_overflows = 0;
+};
+
+/** Per-path figures of one connection, for telemetry and tests. */
+struct PathInfo {
+  uint16_t path_id = 0;
+  uint16_t src_port = 0;
+  bool active = false;
+  uint32_t inflight = 0;
+  uint32_t window = 0;
+  TimeNs srtt_ns = 0;
+  TimeNs rto_ns = 0;
+  uint64_t tx_pkts = 0;
+  uint64_t retx_pkts = 0;
+  uint64_t lost_pkts = 0;
+  uint64_t ce_pkts = 0;
+  uint64_t failures = 0;
+};
+
+class EngineImpl;
+
+/** The protocol engine of one host. Not thread-safe: one thread drives it. */
+class Engine {
+ public:
+  /** Validates @p cfg; @p mem must outlive the engine. */
+  static absl::StatusOr<std::unique_ptr<Engine>> Create(const EngineConfig& cfg, MemoryAccess* mem);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // ---- Verbs-level control path ----
+  absl::StatusOr<uint32_t> AllocPd();
+  absl::Status DeallocPd(uint32_t pd);
+  /** Registers [addr, addr+len) with @p access (access::*). */
+  absl::StatusOr<MrInfo> RegMr(uint32_t pd, uint64_t addr, uint64_t len, uint32_t access);
+  absl::Status DeregMr(uint32_t lkey);
+  absl::StatusOr<uint32_t> CreateCq(uint32_t depth);
+  absl::Status DestroyCq(uint32_t cq);
+  /** Returns the QP number (the stream id peers send to). */
+  absl::StatusOr<uint32_t> CreateQp(const QpAttr& attr);
+  absl::Status DestroyQp(uint32_t qpn);
+  /**
+   * Connects QP @p qpn to QP @p remote_qpn of the engine at @p peer. QPs of
+   * this engine connected to the same peer share one connection. Work may be
+   * posted at once; it is sent when the connection is up.
+   */
+  absl::Status ConnectQp(uint32_t qpn, const PeerAddr& peer, uint32_t remote_qpn);
+  QpState GetQpState(uint32_t qpn) const;
+
+  // ---- Data path ----
+  absl::Status PostSend(TimeNs now, uint32_t qpn, const SendWr& wr);
+  absl::Status PostRecv(uint32_t qpn, const RecvWr& wr);
+  /** Moves up to out.size() completions of @p cq into @p out; returns how many. */
+  size_t PollCq(uint32_t cq, std::span<Completion> out);
+
+  // ---- Packets and time ----
+  /** A received Ethernet frame (Framing::kEthernet). */
+  void OnFrame(TimeNs now, std::span<const uint8_t> frame);
+  /** A received UDP payload with its addresses (Framing::kUdp). */
+  void OnDatagram(TimeNs now, const wire::FrameInfo& addr, std::span<const uint8_t> payload);
+  /** Runs due timers and fills up to slots.size() packets; returns how many. */
+  size_t PollTx(TimeNs now, std::span<TxSlot> slots);
+  /** Earliest time the engine needs PollTx() again without new input (kNever: none). */
+  TimeNs NextDeadline() const;
+  /** True when the engine has packets it could send now (PollTx would fill a slot). */
+  bool HasPendingTx() const;
+
+  // ---- Observability ----
+  const EngineStats& stats() const;
+  /** Paths of the connection to @p peer_ip (empty if there is none). */
+  std::vector<PathInfo> GetPaths(const wire::IpAddr& peer_ip) const;
+
+ private:
+  explicit Engine(std::unique_ptr<EngineImpl> impl);
+  std::unique_ptr<EngineImpl> impl_;
+  friend class EnginePeer;
+};
+
+}  // namespace metaroce::transport
+
+#endif  // METAROCE_MR_ENGINE_H

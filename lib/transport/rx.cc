@@ -1,0 +1,705 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The metaroce authors
+ */
+
+// Receive side: parse, connection management, ACK/NAK/probe handling, and
+// the receiver of data: per-path PSN state, direct placement, in-order
+// message completion per stream.
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+
+#include "engine_private.h"
+
+namespace metaroce::transport {
+namespace {
+
+using wire::PacketType;
+
+// Shifts the receive window down by k bits (bit i+k becomes bit i).
+void ShiftDown(uint64_t (&b)[RxPath::kWords], uint32_t k) {
+  constexpr uint32_t kBits = RxPath::kWords * 64;
+  if (k >= kBits) {
+    for (uint64_t& w : b) w = 0;
+    return;
+  }
+  const uint32_t words = k / 64, bits = k % 64;
+  for (uint32_t i = 0; i < RxPath::kWords; i++) {
+    const uint32_t src = i + words;
+    uint64_t v = src < RxPath::kWords ? b[src] >> bits : 0;
+    if (bits != 0 && src + 1 < RxPath::kWords) v |= b[src + 1] << (64 - bits);
+    b[i] = v;
+  }
+}
+
+// Moves cum over every PSN from cum on that has arrived (bit 0 is cum).
+void Normalize(RxPath& rx) {
+  uint32_t ones = 0;
+  for (uint32_t i = 0; i < RxPath::kWords; i++) {
+    const uint32_t t = static_cast<uint32_t>(std::countr_one(rx.bits[i]));
+    ones += t;
+    if (t < 64) break;
+  }
+  if (ones == 0) return;
+  ShiftDown(rx.bits, ones);
+  rx.cum += ones;
+}
+
+bool IsRequest(PacketType t) {
+  return t == PacketType::kWrite || t == PacketType::kWriteImm || t == PacketType::kSend ||
+         t == PacketType::kSendImm || t == PacketType::kReadReq || wire::IsAtomicRequest(t);
+}
+
+WcStatus StatusOf(wire::NakCode code) {
+  switch (code) {
+    case wire::NakCode::kRemoteAccess: return WcStatus::kRemAccessErr;
+    case wire::NakCode::kInvalidRequest: return WcStatus::kRemInvReqErr;
+    case wire::NakCode::kRemoteOperation: return WcStatus::kRemOpErr;
+    case wire::NakCode::kReceiverNotReady: return WcStatus::kRnrRetryExcErr;
+  }
+  return WcStatus::kGeneralErr;
+}
+
+// The TxMsg of @p qp's send queue with MSN @p msn, if still there.
+MsgRef* FindByMsn(Qp* qp, const std::vector<TxMsg>& msgs, uint32_t msn) {
+  if (qp->sq.empty()) return nullptr;
+  const TxMsg& front = msgs[qp->sq.front().idx];
+  const uint32_t i = msn - front.msn;
+  if (i >= qp->sq.size()) return nullptr;
+  return &qp->sq[i];
+}
+
+}  // namespace
+
+void EngineImpl::OnFrame(TimeNs now, std::span<const uint8_t> frame) {
+  wire::ParseOptions opt;
+  opt.udp_port = cfg.udp_port;
+  wire::FrameInfo info;
+  wire::Packet p;
+  stats.rx_bytes += frame.size();
+  const wire::ParseError e = wire::ParseFrame(frame, opt, &info, &p);
+  if (e != wire::ParseError::kOk) {
+    stats.rx_parse_drops[static_cast<size_t>(e)]++;
+    return;
+  }
+  HandlePacket(now, info, p);
+}
+
+void EngineImpl::OnDatagram(TimeNs now, const wire::FrameInfo& addr,
+                            std::span<const uint8_t> payload) {
+  wire::ParseOptions opt;
+  opt.udp_port = cfg.udp_port;
+  wire::Packet p;
+  stats.rx_bytes += payload.size();
+  const wire::ParseError e = wire::ParseDatagram(payload, opt, &p);
+  if (e != wire::ParseError::kOk) {
+    stats.rx_parse_drops[static_cast<size_t>(e)]++;
+    return;
+  }
+  HandlePacket(now, addr, p);
+}
+
+void EngineImpl::HandlePacket(TimeNs now, const wire::FrameInfo& from, const wire::Packet& p) {
+  stats.rx_packets++;
+  const wire::PacketClass cls = wire::ClassOf(p.type);
+  if (cls == wire::PacketClass::kConn) {
+    HandleConn(now, from, p);
+    return;
+  }
+  Connection* c = FindConn(p.dst_conn_id);
+  if (c == nullptr || c->state != ConnState::kEstablished) {
+    stats.rx_unknown_conn++;
+    return;
+  }
+  if (from.src != c->peer.ip) {
+    stats.rx_wrong_source++;
+    return;
+  }
+  switch (cls) {
+    case wire::PacketClass::kAck: HandleAck(now, c, p); break;
+    case wire::PacketClass::kNak: HandleNak(now, c, p); break;
+    case wire::PacketClass::kProbe: HandleProbe(now, c, p); break;
+    case wire::PacketClass::kData: HandleData(now, c, from, p); break;
+    default: break;
+  }
+}
+
+// ---- Connection management ----
+
+void EngineImpl::HandleConn(TimeNs now, const wire::FrameInfo& from, const wire::Packet& p) {
+  const wire::ConnBody& b = p.conn;
+  if (p.type == PacketType::kConnReq) {
+    auto reply_reject = [&](wire::ConnReason why) {
+      wire::Packet r;
+      r.type = PacketType::kConnReject;
+      r.dst_conn_id = b.src_conn_id;
+      r.conn.src_conn_id = 1;  // no connection of ours exists; any non-zero id
+      r.conn.nonce = b.nonce;
+      r.conn.reason = why;
+      r.conn.min_version = r.conn.max_version = wire::kVersion;
+      loose_tx.emplace_back(from, r);
+    };
+    if (b.min_version > wire::kVersion) {
+      reply_reject(wire::ConnReason::kVersionUnsupported);
+      return;
+    }
+    Connection* c = nullptr;
+    if (auto it = conn_by_peer.find(from.src); it != conn_by_peer.end()) c = FindConn(it->second);
+    if (c != nullptr && c->state == ConnState::kEstablished && c->remote_id != b.src_conn_id) {
+      // The peer restarted: what we had with it is gone.
+      FailConnection(c);
+      c = nullptr;
+    }
+    if (c == nullptr || c->state == ConnState::kFailed) {
+      PeerAddr peer{from.src, from.eth_src, cfg.udp_port};
+      c = NewConnection(peer);
+      if (c == nullptr) {
+        reply_reject(wire::ConnReason::kNoResources);
+        return;
+      }
+    }
+    if (c->state == ConnState::kConnecting) Establish(c, b);  // also a simultaneous open
+    c->peer.mac = from.eth_src;
+    c->accept_pending = true;
+    c->accept_nonce = b.nonce;
+    return;
+  }
+  Connection* c = FindConn(p.dst_conn_id);
+  if (c == nullptr || from.src != c->peer.ip) {
+    stats.rx_unknown_conn++;
+    return;
+  }
+  switch (p.type) {
+    case PacketType::kConnAccept:
+      if (c->state == ConnState::kConnecting && b.nonce == c->nonce) Establish(c, b);
+      break;
+    case PacketType::kConnReject:
+      if (c->state == ConnState::kConnecting && b.nonce == c->nonce) FailConnection(c);
+      break;
+    case PacketType::kConnClose:
+      if (c->state == ConnState::kEstablished && b.src_conn_id == c->remote_id) FailConnection(c);
+      break;
+    default: break;
+  }
+  (void)now;
+}
+
+// ---- ACK / NAK / probe ----
+
+void EngineImpl::Delivered(TimeNs now, Connection* c, TxPath* path, uint32_t psn) {
+  Inflight& e = path->ring[psn % TxPath::kRing];
+  if (!e.live) return;
+  e.live = false;
+  path->inflight--;
+  c->inflight--;
+  TxMsg* m = Msg(c, e.msg);
+  if (m == nullptr || e.epoch != m->epoch || e.probe) return;
+  if (m->delivered.Set(e.chunk) && m->delivered.Full() && !m->done && !m->is_response) {
+    // Every chunk arrived; the message completes on the responder's stream
+    // ACK (or response). Probe if that does not come.
+    m->probe_backoff = std::max(path->rto, cfg.rto_min_ns);
+    m->probe_at = now + m->probe_backoff;
+    c->probe_min = std::min(c->probe_min, m->probe_at);
+  }
+  if (m->is_response && m->delivered.Full()) {
+    FreeMsg(c, e.msg);  // the requester has the whole response
+  }
+}
+
+void EngineImpl::HandleAck(TimeNs now, Connection* c, const wire::Packet& p) {
+  if (p.path_id >= c->paths.size()) {
+    stats.rx_bad_path++;
+    return;
+  }
+  TxPath& path = c->paths[p.path_id];
+  const wire::AckBody& a = p.ack;
+
+  // RTT from the echoed timestamp, less the receiver's hold time.
+  const uint32_t elapsed = static_cast<uint32_t>(now) - a.echo_ts_ns;
+  if (elapsed >= a.ack_delay_ns && elapsed - a.ack_delay_ns < 1'000'000'000u) {
+    const TimeNs r = elapsed - a.ack_delay_ns;
+    if (!path.has_rtt) {
+      path.srtt = r;
+      path.rttvar = r / 2;
+      path.has_rtt = true;
+    } else {
+      const TimeNs err = path.srtt > r ? path.srtt - r : r - path.srtt;
+      path.rttvar = (3 * path.rttvar + err) / 4;
+      path.srtt = (7 * path.srtt + r) / 8;
+    }
+    path.rto = std::clamp<TimeNs>(path.srtt + 4 * path.rttvar, cfg.rto_min_ns, cfg.rto_max_ns);
+  }
+  if (path.counters_seen) {
+    path.ce_pkts += static_cast<uint32_t>(a.ce_pkts - path.last_ce_pkts);
+  }
+  path.counters_seen = true;
+  path.last_ce_pkts = a.ce_pkts;
+  path.last_rx_pkts = a.rx_pkts;
+
+  // Settle what the ACK covers: PSNs before cum, and SACKed PSNs above it.
+  const uint32_t inflight_before = path.inflight;
+  uint32_t highest = a.cum_psn - 1;  // highest PSN known to have arrived
+  for (uint32_t psn = path.una; wire::SeqLt(psn, a.cum_psn) && psn != path.next_psn; psn++) {
+    Delivered(now, c, &path, psn);
+  }
+  if (a.has_sack) {
+    for (uint32_t w = 0; w < wire::kSackWords; w++) {
+      uint64_t bits = a.sack[w];
+      while (bits != 0) {
+        const uint32_t i = w * 64 + static_cast<uint32_t>(std::countr_zero(bits));
+        bits &= bits - 1;
+        const uint32_t psn = a.cum_psn + 1 + i;
+        if (wire::SeqLt(psn, path.una) || !wire::SeqLt(psn, path.next_psn)) continue;
+        Delivered(now, c, &path, psn);
+        highest = psn;
+      }
+    }
+  }
+  // One path keeps order: anything still in flight below a PSN that arrived was lost.
+  for (uint32_t psn = path.una; wire::SeqLt(psn, highest) && psn != path.next_psn; psn++) {
+    if (path.ring[psn % TxPath::kRing].live) DeclareLost(now, c, &path, psn, false);
+  }
+  AdvanceUna(&path);
+  if (path.inflight < inflight_before) path.timeouts = 0;
+
+  for (uint32_t i = 0; i < a.num_stream_acks; i++) {
+    Qp* qp = FindQp(a.stream_acks[i].stream_id);
+    if (qp == nullptr || qp->conn != c->local_id) continue;
+    const uint32_t next = a.stream_acks[i].msn_next;
+    if (!wire::SeqLt(qp->peer_msn_next, next)) continue;
+    qp->peer_msn_next = next;
+    for (const MsgRef& r : qp->sq) {
+      TxMsg* m = Msg(c, r);
+      if (m == nullptr || !wire::SeqLt(m->msn, next)) break;
+      const bool acked_by_stream = m->opcode != Opcode::kRead && !wire::IsAtomicRequest(m->type);
+      if (acked_by_stream && !m->done) {
+        m->done = true;
+        m->probe_at = kNever;
+      }
+    }
+    CompleteSends(qp);
+  }
+}
+
+void EngineImpl::HandleNak(TimeNs now, Connection* c, const wire::Packet& p) {
+  const wire::NakBody& n = p.nak;
+  Qp* qp = FindQp(n.stream_id);
+  if (qp == nullptr || qp->conn != c->local_id || qp->state != QpState::kReady) return;
+  MsgRef* ref = FindByMsn(qp, c->msgs, n.msn);
+  if (ref == nullptr) return;
+  TxMsg* m = Msg(c, *ref);
+  if (m == nullptr || m->done) return;
+  if (n.code == wire::NakCode::kReceiverNotReady) {
+    if (m->rnr_resume_at != kNever) return;  // already waiting
+    if (qp->attr.rnr_retry != 7) {
+      if (m->rnr_left == 0) {
+        m->status = WcStatus::kRnrRetryExcErr;
+        m->done = true;
+        FailQp(qp, WcStatus::kWrFlushErr);
+        return;
+      }
+      m->rnr_left--;
+    }
+    // Send the whole message again after the delay; chunks still in flight
+    // belong to the old epoch and no longer count.
+    m->epoch++;
+    m->delivered.Clear();
+    m->next_chunk = 0;
+    m->probe_at = kNever;
+    m->rnr_resume_at = now + std::max<TimeNs>(TimeNs{n.rnr_delay_10us} * 10'000, 1'000);
+    c->probe_min = std::min(c->probe_min, m->rnr_resume_at);
+    return;
+  }
+  m->status = StatusOf(n.code);
+  m->done = true;
+  FailQp(qp, WcStatus::kWrFlushErr);
+}
+
+void EngineImpl::HandleProbe(TimeNs now, Connection* c, const wire::Packet& p) {
+  if (p.type == PacketType::kProbe) {
+    c->probe_replies.emplace_back(p.path_id, p.probe);
+    return;
+  }
+  if (p.path_id >= c->paths.size()) {
+    stats.rx_bad_path++;
+    return;
+  }
+  TxPath& path = c->paths[p.path_id];
+  if (path.state != PathState::kFailed || p.probe.probe_seq != path.probe_seq) return;
+  // The new source port works: use the path again.
+  path.state = PathState::kActive;
+  path.timeouts = 0;
+  path.probe_at = kNever;
+  path.failed_at = kNever;
+  path.rto = path.has_rtt
+                 ? std::clamp<TimeNs>(path.srtt + 4 * path.rttvar, cfg.rto_min_ns, cfg.rto_max_ns)
+                 : cfg.rto_initial_ns;
+  c->all_failed_since = kNever;
+  (void)now;
+}
+
+// ---- Data ----
+
+void EngineImpl::MarkAckPending(Connection* c, uint16_t path_id) {
+  RxPath& rx = c->rx_paths[path_id];
+  if (!rx.queued) {
+    rx.queued = true;
+    c->ack_queue.push_back(path_id);
+  }
+}
+
+bool EngineImpl::RecordPsn(TimeNs now, Connection* c, const wire::FrameInfo& from,
+                           const wire::Packet& p) {
+  RxPath& rx = c->rx_paths[p.path_id];
+  const wire::DataBody& d = p.data;
+  if (wire::SeqLt(rx.cum, d.una_psn)) {
+    // The sender settled everything before una_psn: stop waiting for it.
+    ShiftDown(rx.bits, d.una_psn - rx.cum);
+    rx.cum = d.una_psn;
+    Normalize(rx);
+  }
+  bool dup = false;
+  if (wire::SeqLt(d.psn, rx.cum)) {
+    dup = true;
+  } else {
+    const uint32_t i = d.psn - rx.cum;
+    if (i > wire::kSackBits) {  // bit 0 is cum, the SACK reaches 256 past it
+      stats.rx_beyond_window++;
+      return false;
+    }
+    uint64_t& w = rx.bits[i / 64];
+    const uint64_t bit = uint64_t{1} << (i % 64);
+    dup = (w & bit) != 0;
+    w |= bit;
+    Normalize(rx);
+  }
+  if (dup) stats.rx_duplicate_pkts++;
+  const bool ce = from.ecn == wire::Ecn::kCe;
+  rx.rx_pkts++;
+  if (ce) {
+    rx.ce_pkts++;
+    stats.rx_ce_pkts++;
+  }
+  rx.echo_ts = d.tx_ts_ns;
+  rx.echo_rx_at = now;
+  rx.echo_ce = ce;
+  rx.unacked++;
+  rx.last_qpn = d.stream_id;
+  bool gap = false;
+  for (uint64_t w : rx.bits) gap |= w != 0;
+  if ((p.flags & wire::flags::kAckReq) != 0 || gap || dup || ce ||
+      rx.unacked >= cfg.ack_every_pkts) {
+    rx.ack_now = true;
+  } else {
+    rx.ack_due = std::min(rx.ack_due, now + cfg.ack_delay_ns);
+  }
+  MarkAckPending(c, p.path_id);
+  return true;
+}
+
+void EngineImpl::HandleData(TimeNs now, Connection* c, const wire::FrameInfo& from,
+                            const wire::Packet& p) {
+  if (p.path_id >= c->rx_paths.size()) {
+    stats.rx_bad_path++;
+    return;
+  }
+  if (!RecordPsn(now, c, from, p)) return;
+  Qp* qp = FindQp(p.data.stream_id);
+  if (qp == nullptr || qp->conn != c->local_id) {
+    stats.rx_unknown_stream++;
+    return;
+  }
+  if (IsRequest(p.type)) {
+    HandleRequest(now, c, qp, p);
+  } else {
+    HandleResponse(now, c, qp, p);
+  }
+}
+
+bool EngineImpl::Scatter(Qp* qp, const SgList& sg, uint64_t offset, std::span<const uint8_t> data) {
+  size_t done = 0;
+  for (const Sge& s : sg) {
+    if (done == data.size()) break;
+    if (offset >= s.length) {
+      offset -= s.length;
+      continue;
+    }
+    const size_t n = std::min<uint64_t>(s.length - offset, data.size() - done);
+    if (!mrs.CheckLocal(s.lkey, qp->attr.pd, s.addr + offset, n, access::kLocalWrite)) {
+      return false;
+    }
+    mem->Write(s.addr + offset, data.data() + done, n);
+    done += n;
+    offset = 0;
+  }
+  return done == data.size();
+}
+
+void EngineImpl::QueueNak(TimeNs now, Connection* c, Qp* qp, RxMsg* m, const wire::Packet& p,
+                          wire::NakCode code, wire::NakDetail detail) {
+  if (m != nullptr && m->failed) {
+    m->fail_code = code;
+    m->fail_detail = detail;
+  }
+  // One NAK per message and RTO, unless the sender asks for an answer.
+  if (m != nullptr && m->nak_sent && (p.flags & wire::flags::kAckReq) == 0 &&
+      now - m->nak_at < cfg.rto_min_ns) {
+    return;
+  }
+  if (m != nullptr) {
+    m->nak_sent = true;
+    m->nak_at = now;
+  }
+  wire::NakBody n;
+  n.stream_id = qp->remote_qpn;
+  n.msn = p.data.msn;
+  n.psn = p.data.psn;
+  n.code = code;
+  n.detail = static_cast<uint8_t>(detail);
+  if (code == wire::NakCode::kReceiverNotReady) {
+    n.rnr_delay_10us = static_cast<uint16_t>(
+        std::min<TimeNs>((qp->attr.min_rnr_delay_ns + 9'999) / 10'000, 0xffff));
+  }
+  c->naks.push_back(PendingNak{p.path_id, n});
+}
+
+void EngineImpl::HandleRequest(TimeNs now, Connection* c, Qp* qp, const wire::Packet& p) {
+  const wire::DataBody& d = p.data;
+  if (qp->state == QpState::kError) {
+    QueueNak(now, c, qp, nullptr, p, wire::NakCode::kInvalidRequest,
+             wire::NakDetail::kStreamInError);
+    return;
+  }
+  if (wire::SeqLt(d.msn, qp->msn_next)) {
+    // Already accepted: the stream ACK must have been lost; send it again.
+    if (!qp->dirty) {
+      qp->dirty = true;
+      c->dirty.push_back(qp->qpn);
+    }
+    return;
+  }
+  const uint32_t W = cfg.stream_window_msgs;
+  if (d.msn - qp->msn_next >= W) {
+    stats.rx_beyond_window++;
+    return;
+  }
+  RxMsg& m = qp->window[d.msn % W];
+  const uint32_t chunk = c->chunk_bytes;
+  const uint32_t nchunks =
+      wire::CarriesPayload(p.type) ? std::max<uint32_t>(1, (d.msg_len + chunk - 1) / chunk) : 1;
+  if (!m.active || m.msn != d.msn) {
+    m = RxMsg{};
+    m.active = true;
+    m.msn = d.msn;
+    m.type = p.type;
+    m.len = d.msg_len;
+    m.got.Reset(nchunks);
+    m.recv_seq = d.recv_seq;
+    m.imm = d.imm;
+    m.va = d.va;
+    m.rkey = d.rkey;
+    m.operand0 = d.operand0;
+    m.operand1 = d.operand1;
+  } else if (m.type != p.type || m.len != d.msg_len) {
+    stats.rx_bad_chunk++;
+    return;
+  }
+  if ((p.flags & wire::flags::kSolicited) != 0) m.solicited = true;
+  if (m.failed) {
+    QueueNak(now, c, qp, &m, p, m.fail_code, m.fail_detail);
+    return;
+  }
+  const size_t len = p.payload.size();
+  if (d.msg_offset % chunk != 0 || len != std::min<uint64_t>(chunk, d.msg_len - d.msg_offset)) {
+    if (wire::CarriesPayload(p.type)) {
+      stats.rx_bad_chunk++;
+      return;
+    }
+  }
+  const uint32_t idx = d.msg_offset / chunk;
+  if (idx >= m.got.size() || m.got.Test(idx)) return;
+
+  switch (p.type) {
+    case PacketType::kWriteImm:
+    case PacketType::kWrite: {
+      if (p.type == PacketType::kWriteImm && d.recv_seq - qp->rq_base >= qp->rq.size()) {
+        QueueNak(now, c, qp, &m, p, wire::NakCode::kReceiverNotReady, wire::NakDetail::kNone);
+        return;
+      }
+      if (len != 0) {
+        const wire::NakDetail why =
+            mrs.CheckRemote(d.rkey, qp->attr.pd, d.va + d.msg_offset, len, access::kRemoteWrite);
+        if (why != wire::NakDetail::kNone) {
+          m.failed = true;
+          QueueNak(now, c, qp, &m, p, wire::NakCode::kRemoteAccess, why);
+          return;
+        }
+        mem->Write(d.va + d.msg_offset, p.payload.data(), len);
+      }
+      break;
+    }
+    case PacketType::kSend:
+    case PacketType::kSendImm: {
+      if (d.recv_seq - qp->rq_base >= qp->rq.size()) {
+        QueueNak(now, c, qp, &m, p, wire::NakCode::kReceiverNotReady, wire::NakDetail::kNone);
+        return;
+      }
+      const PostedRecv& r = qp->rq[d.recv_seq - qp->rq_base];
+      if (d.msg_len > r.total) {
+        m.failed = true;
+        QueueNak(now, c, qp, &m, p, wire::NakCode::kInvalidRequest,
+                 wire::NakDetail::kReceiveTooSmall);
+        AdvanceReceiver(now, c, qp);  // completes the receive with a length error if it is next
+        return;
+      }
+      if (!Scatter(qp, r.sg, d.msg_offset, p.payload)) {
+        m.failed = true;
+        QueueNak(now, c, qp, &m, p, wire::NakCode::kRemoteOperation,
+                 wire::NakDetail::kNoPermission);
+        return;
+      }
+      break;
+    }
+    default:  // READ and ATOMIC requests execute in stream order in AdvanceReceiver.
+      break;
+  }
+  m.got.Set(idx);
+  AdvanceReceiver(now, c, qp);
+}
+
+void EngineImpl::AdvanceReceiver(TimeNs now, Connection* c, Qp* qp) {
+  const uint32_t W = cfg.stream_window_msgs;
+  bool advanced = false;
+  while (qp->state == QpState::kReady) {
+    RxMsg& m = qp->window[qp->msn_next % W];
+    if (!m.active || m.msn != qp->msn_next) break;
+    if (m.failed) {
+      if (wire::ConsumesReceive(m.type) && m.type != PacketType::kWriteImm && !qp->rq.empty() &&
+          m.recv_seq == qp->rq_base) {
+        // Receive buffer too small: the receive completes with a length error
+        // and the QP enters the error state, as in verbs.
+        const PostedRecv r = qp->rq.front();
+        qp->rq.pop_front();
+        qp->rq_base++;
+        PushCqe(qp->attr.recv_cq,
+                Completion{r.wr_id, WcStatus::kLocLenErr, WcOpcode::kRecv, false, 0, 0, qp->qpn});
+        FailQp(qp, WcStatus::kWrFlushErr);
+      }
+      break;
+    }
+    if (!m.got.Full()) break;
+    wire::Packet ctx;  // for NAKs raised while executing
+    ctx.path_id = 0;
+    ctx.data.msn = m.msn;
+    ctx.flags = wire::flags::kAckReq;
+    if (m.type == PacketType::kReadReq || wire::IsAtomicRequest(m.type)) {
+      const bool atomic = wire::IsAtomicRequest(m.type);
+      if (atomic && m.va % 8 != 0) {
+        m.failed = true;
+        QueueNak(now, c, qp, &m, ctx, wire::NakCode::kInvalidRequest,
+                 wire::NakDetail::kMisalignedAtomic);
+        break;
+      }
+      const uint64_t len = atomic ? 8 : m.len;
+      const wire::NakDetail why =
+          len == 0 ? wire::NakDetail::kNone
+                   : mrs.CheckRemote(m.rkey, qp->attr.pd, m.va, len,
+                                     atomic ? access::kRemoteAtomic : access::kRemoteRead);
+      if (why != wire::NakDetail::kNone) {
+        m.failed = true;
+        QueueNak(now, c, qp, &m, ctx, wire::NakCode::kRemoteAccess, why);
+        break;
+      }
+      const MsgRef ref = AllocMsg(c);
+      TxMsg* r = Msg(c, ref);
+      r->is_response = true;
+      r->qpn = qp->qpn;
+      r->msn = m.msn;
+      if (atomic) {
+        r->type = PacketType::kAtomicResp;
+        r->len = 8;
+        r->orig = m.type == PacketType::kAtomicFetchAdd
+                      ? mem->FetchAdd(m.va, m.operand0)
+                      : mem->CompareSwap(m.va, m.operand0, m.operand1);
+        r->num_chunks = 1;
+      } else {
+        r->type = PacketType::kReadResp;
+        r->len = m.len;
+        r->src_va = m.va;
+        r->num_chunks = std::max<uint32_t>(1, (m.len + c->chunk_bytes - 1) / c->chunk_bytes);
+      }
+      r->delivered.Reset(r->num_chunks);
+      Ready(c, ref);
+    } else if (wire::ConsumesReceive(m.type)) {
+      const PostedRecv r = qp->rq.front();
+      qp->rq.pop_front();
+      qp->rq_base++;
+      Completion e;
+      e.wr_id = r.wr_id;
+      e.opcode = m.type == PacketType::kWriteImm ? WcOpcode::kRecvRdmaWithImm : WcOpcode::kRecv;
+      e.byte_len = m.len;
+      e.has_imm = m.type != PacketType::kSend;
+      e.imm = m.imm;
+      e.qp_num = qp->qpn;
+      PushCqe(qp->attr.recv_cq, e);
+    }
+    m.active = false;
+    qp->msn_next++;
+    advanced = true;
+  }
+  if (advanced && !qp->dirty) {
+    qp->dirty = true;
+    c->dirty.push_back(qp->qpn);
+  }
+}
+
+void EngineImpl::HandleResponse(TimeNs now, Connection* c, Qp* qp, const wire::Packet& p) {
+  const wire::DataBody& d = p.data;
+  MsgRef* ref = FindByMsn(qp, c->msgs, d.msn);
+  if (ref == nullptr) return;  // a late duplicate of a completed response
+  TxMsg* m = Msg(c, *ref);
+  if (m == nullptr || m->done) return;
+  if (p.type == PacketType::kReadResp) {
+    if (m->opcode != Opcode::kRead || d.msg_len != m->len) {
+      stats.rx_bad_chunk++;
+      return;
+    }
+    const uint32_t chunk = c->chunk_bytes;
+    if (d.msg_offset % chunk != 0 ||
+        p.payload.size() != std::min<uint64_t>(chunk, d.msg_len - d.msg_offset)) {
+      stats.rx_bad_chunk++;
+      return;
+    }
+    const uint32_t idx = d.msg_offset / chunk;
+    if (m->resp_received.Test(idx)) return;
+    if (!Scatter(qp, m->sg, d.msg_offset, p.payload)) {
+      m->status = WcStatus::kLocProtErr;
+      m->done = true;
+      FailQp(qp, WcStatus::kWrFlushErr);
+      return;
+    }
+    m->resp_received.Set(idx);
+    if (!m->resp_received.Full()) return;
+  } else {
+    if (!wire::IsAtomicRequest(m->type)) {
+      stats.rx_bad_chunk++;
+      return;
+    }
+    uint8_t orig[8];
+    std::memcpy(orig, &d.orig, 8);  // the result lands in host byte order, as with verbs
+    if (!Scatter(qp, m->sg, 0, orig)) {
+      m->status = WcStatus::kLocProtErr;
+      m->done = true;
+      FailQp(qp, WcStatus::kWrFlushErr);
+      return;
+    }
+  }
+  m->done = true;
+  m->probe_at = kNever;
+  qp->rd_atomic_pending--;
+  CompleteSends(qp);
+  (void)now;
+}
+
+}  // namespace metaroce::transport

@@ -1,0 +1,485 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The metaroce authors
+ */
+
+// Transmit side and timers: what to send next (control, retransmissions,
+// new data sprayed over the paths), building packets into caller buffers,
+// loss handling, path failure and re-probing, connection failure.
+
+#include <algorithm>
+
+#include "engine_private.h"
+
+namespace metaroce::transport {
+namespace {
+
+using wire::PacketType;
+
+// Gathers @p len bytes at message offset @p off from a gather list.
+void Gather(MemoryAccess* mem, const SgList& sg, uint64_t off, uint8_t* dst, size_t len) {
+  for (const Sge& s : sg) {
+    if (len == 0) break;
+    if (off >= s.length) {
+      off -= s.length;
+      continue;
+    }
+    const size_t n = std::min<uint64_t>(s.length - off, len);
+    mem->Read(s.addr + off, dst, n);
+    dst += n;
+    len -= n;
+    off = 0;
+  }
+}
+
+}  // namespace
+
+// ---- Packets out ----
+
+bool EngineImpl::Emit(TimeNs now, Connection* c, uint16_t src_port, wire::Packet* p, TxSlot* slot,
+                      wire::Ecn ecn) {
+  wire::FrameInfo f;
+  f.eth_src = cfg.local_mac;
+  f.eth_dst = c != nullptr ? c->peer.mac : slot->addr.eth_dst;
+  f.src = cfg.local_ip;
+  f.dst = c != nullptr ? c->peer.ip : slot->addr.dst;
+  f.dscp = cfg.dscp;
+  f.ecn = ecn;
+  f.src_port = src_port;
+  f.dst_port = c != nullptr ? c->peer.udp_port : slot->addr.dst_port;
+  absl::StatusOr<size_t> n;
+  if (cfg.framing == Framing::kEthernet) {
+    n = wire::EncodeFrame(f, *p, {slot->buf, slot->cap});
+  } else {
+    n = wire::EncodeDatagram(*p, {slot->buf, slot->cap});
+    slot->addr = f;
+  }
+  if (!n.ok()) return false;  // slot too small: the caller's buffers are misconfigured
+  slot->len = static_cast<uint32_t>(*n);
+  stats.tx_packets++;
+  stats.tx_bytes += *n;
+  (void)now;
+  return true;
+}
+
+bool EngineImpl::SendChunk(TimeNs now, Connection* c, TxPath* path, MsgRef ref, uint32_t chunk,
+                           bool retx, bool probe, TxSlot* slot) {
+  TxMsg* m = Msg(c, ref);
+  if (m == nullptr) return false;
+  Qp* qp = FindQp(m->qpn);
+  if (qp == nullptr) return false;
+  const bool payload_type = wire::CarriesPayload(m->type);
+  const uint64_t off = payload_type ? uint64_t{chunk} * c->chunk_bytes : 0;
+  const size_t len = payload_type ? std::min<uint64_t>(c->chunk_bytes, m->len - off) : 0;
+  const bool last = chunk + 1 == m->num_chunks;
+
+  wire::Packet p;
+  p.type = m->type;
+  p.dst_conn_id = c->remote_id;
+  p.path_id = path->id;
+  if (last || probe) p.flags |= wire::flags::kAckReq;
+  if (retx) p.flags |= wire::flags::kRetransmit;
+  if (m->solicited && last) p.flags |= wire::flags::kSolicited;
+  wire::DataBody& d = p.data;
+  d.psn = path->next_psn;
+  d.una_psn = path->inflight == 0 ? path->next_psn : path->una;
+  d.tx_ts_ns = static_cast<uint32_t>(now);
+  d.stream_id = qp->remote_qpn;
+  d.msn = m->msn;
+  d.msg_len = m->len;
+  d.msg_offset = static_cast<uint32_t>(off);
+  if (wire::HasRdmaTarget(m->type)) {
+    d.rkey = m->rkey;
+    d.va = m->remote_va;
+  }
+  if (wire::ConsumesReceive(m->type)) d.recv_seq = m->recv_seq;
+  if (wire::HasImmediate(m->type)) d.imm = m->imm;
+  if (wire::IsAtomicRequest(m->type)) {
+    d.msg_len = 8;
+    d.operand0 = m->operand0;
+    d.operand1 = m->operand1;
+  }
+  if (m->type == PacketType::kAtomicResp) d.orig = m->orig;
+
+  // Gather the payload straight into its place in the slot: one copy.
+  const size_t pos =
+      (cfg.framing == Framing::kEthernet ? wire::EncapBytes(wire::FrameInfo{.src = cfg.local_ip})
+                                         : 0) +
+      wire::PayloadOffset(p.type);
+  if (pos + len + wire::kCrcBytes > slot->cap) return false;
+  if (len != 0) {
+    uint8_t* dst = slot->buf + pos;
+    if (m->is_response) {
+      mem->Read(m->src_va + off, dst, len);
+    } else {
+      Gather(mem, m->sg, off, dst, len);
+    }
+    p.payload = {dst, len};
+  }
+  if (!Emit(now, c, path->src_port, &p, slot, wire::Ecn::kEct0)) return false;
+
+  Inflight& e = path->ring[path->next_psn % TxPath::kRing];
+  e = Inflight{true, probe, m->epoch, ref, chunk, now};
+  if (path->inflight == 0) path->una = path->next_psn;
+  path->next_psn++;
+  path->inflight++;
+  c->inflight++;
+  path->tx_pkts++;
+  stats.tx_data_pkts++;
+  if (retx) {
+    path->retx_pkts++;
+    stats.tx_retransmits++;
+  }
+  return true;
+}
+
+void EngineImpl::BuildAck(TimeNs now, Connection* c, uint16_t path_id, wire::Packet* p) {
+  RxPath& rx = c->rx_paths[path_id];
+  p->type = PacketType::kAck;
+  p->dst_conn_id = c->remote_id;
+  p->path_id = path_id;
+  wire::AckBody& a = p->ack;
+  a.cum_psn = rx.cum;
+  a.echo_ts_ns = rx.echo_ts;
+  a.ack_delay_ns = static_cast<uint32_t>(std::min<TimeNs>(now - rx.echo_rx_at, UINT32_MAX));
+  a.rate_hint_mbps = 0;
+  a.rx_pkts = rx.rx_pkts;
+  a.ce_pkts = rx.ce_pkts;
+  a.ece = rx.echo_ce;
+  // Wire bit i is PSN cum + 1 + i: the window without its bit 0 (cum, not arrived).
+  for (uint32_t i = 0; i < wire::kSackWords; i++) {
+    a.sack[i] = rx.bits[i] >> 1 | rx.bits[i + 1] << 63;
+  }
+  a.has_sack = (a.sack[0] | a.sack[1] | a.sack[2] | a.sack[3]) != 0;
+  // Stream ACKs: the stream of the newest packet first (a message probe waits
+  // for it), then streams whose receive order advanced.
+  auto add = [&](Qp* qp) {
+    for (uint32_t i = 0; i < a.num_stream_acks; i++) {
+      if (a.stream_acks[i].stream_id == qp->remote_qpn) return;
+    }
+    a.stream_acks[a.num_stream_acks++] = {qp->remote_qpn, qp->msn_next};
+    qp->dirty = false;
+  };
+  if (Qp* qp = FindQp(rx.last_qpn); qp != nullptr && qp->conn == c->local_id) add(qp);
+  while (!c->dirty.empty() && a.num_stream_acks < wire::kMaxStreamAcks) {
+    Qp* qp = FindQp(c->dirty.back());
+    c->dirty.pop_back();
+    if (qp != nullptr && qp->conn == c->local_id) add(qp);
+  }
+  rx.unacked = 0;
+  rx.ack_now = false;
+  rx.ack_due = kNever;
+  rx.queued = false;
+}
+
+bool EngineImpl::PathHasRoom(const Connection* c, const TxPath& p) const {
+  return p.state == PathState::kActive && p.inflight < p.window &&
+         p.next_psn - p.una < TxPath::kRing - 1 && c->inflight < cfg.conn_window_pkts;
+}
+
+TxPath* EngineImpl::PickPath(Connection* c, int prefer) {
+  if (prefer >= 0 && PathHasRoom(c, c->paths[prefer])) return &c->paths[prefer];
+  const uint32_t n = static_cast<uint32_t>(c->paths.size());
+  for (uint32_t k = 0; k < n; k++) {
+    const uint32_t i = (c->next_path + k) % n;
+    if (PathHasRoom(c, c->paths[i])) {
+      c->next_path = (i + 1) % n;
+      return &c->paths[i];
+    }
+  }
+  return nullptr;
+}
+
+size_t EngineImpl::ConnTx(TimeNs now, Connection* c, std::span<TxSlot> slots) {
+  size_t n = 0;
+  auto control_port = [c](uint16_t path_id) {
+    return c->paths[path_id % c->paths.size()].src_port;
+  };
+  if (c->state == ConnState::kFailed) return 0;
+  if (c->state == ConnState::kConnecting) {
+    if (c->req_at <= now && n < slots.size()) {
+      wire::Packet p;
+      p.type = PacketType::kConnReq;
+      p.conn = {c->local_id,
+                c->nonce,
+                wire::kVersion,
+                wire::kVersion,
+                wire::ConnReason::kNone,
+                cfg.num_paths,
+                cfg.max_payload,
+                0};
+      if (Emit(now, c, c->paths[0].src_port, &p, &slots[n], wire::Ecn::kNotEct)) n++;
+      c->req_at = now + cfg.conn_retry_ns;
+    }
+    return n;
+  }
+  if (c->accept_pending && n < slots.size()) {
+    wire::Packet p;
+    p.type = PacketType::kConnAccept;
+    p.dst_conn_id = c->remote_id;
+    p.conn = {c->local_id,
+              c->accept_nonce,
+              wire::kVersion,
+              wire::kVersion,
+              wire::ConnReason::kNone,
+              cfg.num_paths,
+              cfg.max_payload,
+              0};
+    if (Emit(now, c, c->paths[0].src_port, &p, &slots[n], wire::Ecn::kNotEct)) n++;
+    c->accept_pending = false;
+  }
+  while (!c->probe_replies.empty() && n < slots.size()) {
+    wire::Packet p;
+    p.type = PacketType::kProbeReply;
+    p.dst_conn_id = c->remote_id;
+    p.path_id = c->probe_replies.front().first;
+    p.probe = c->probe_replies.front().second;
+    c->probe_replies.pop_front();
+    if (Emit(now, c, control_port(p.path_id), &p, &slots[n], wire::Ecn::kNotEct)) n++;
+  }
+  for (TxPath& path : c->paths) {
+    if (n >= slots.size()) break;
+    if (path.state != PathState::kFailed || path.probe_at > now) continue;
+    // Try the path again on a fresh source port: a new ECMP route.
+    path.src_port = FreshPort();
+    wire::Packet p;
+    p.type = PacketType::kProbe;
+    p.dst_conn_id = c->remote_id;
+    p.path_id = path.id;
+    p.probe = {++path.probe_seq, static_cast<uint32_t>(now)};
+    if (Emit(now, c, path.src_port, &p, &slots[n], wire::Ecn::kNotEct)) {
+      n++;
+      stats.tx_probes++;
+    }
+    path.probe_at = now + cfg.path_probe_interval_ns;
+  }
+  while (!c->naks.empty() && n < slots.size()) {
+    wire::Packet p;
+    p.type = PacketType::kNak;
+    p.dst_conn_id = c->remote_id;
+    p.path_id = c->naks.front().path_id;
+    p.nak = c->naks.front().nak;
+    c->naks.pop_front();
+    if (Emit(now, c, control_port(p.path_id), &p, &slots[n], wire::Ecn::kNotEct)) {
+      n++;
+      stats.tx_naks++;
+    }
+  }
+  for (size_t k = c->ack_queue.size(); k > 0 && n < slots.size(); k--) {
+    const uint16_t id = c->ack_queue.front();
+    c->ack_queue.pop_front();
+    RxPath& rx = c->rx_paths[id];
+    if (!rx.ack_now && rx.ack_due > now) {
+      c->ack_queue.push_back(id);
+      continue;
+    }
+    wire::Packet p;
+    BuildAck(now, c, id, &p);
+    if (Emit(now, c, control_port(id), &p, &slots[n], wire::Ecn::kNotEct)) {
+      n++;
+      stats.tx_acks++;
+    }
+  }
+  while (!c->retx.empty() && n < slots.size()) {
+    const RetxChunk r = c->retx.front();
+    TxMsg* m = Msg(c, r.msg);
+    if (m == nullptr || m->done || (!r.probe && m->delivered.Test(r.chunk))) {
+      c->retx.pop_front();
+      continue;
+    }
+    TxPath* path = PickPath(c, r.prefer_path < c->paths.size() ? r.prefer_path : -1);
+    if (path == nullptr) break;
+    if (!SendChunk(now, c, path, r.msg, r.chunk, true, r.probe, &slots[n])) break;
+    c->retx.pop_front();
+    n++;
+  }
+  while (!c->ready.empty() && n < slots.size()) {
+    const MsgRef ref = c->ready.front();
+    TxMsg* m = Msg(c, ref);
+    if (m == nullptr || !m->on_ready || m->next_chunk >= m->num_chunks) {
+      c->ready.pop_front();
+      if (m != nullptr) m->on_ready = false;
+      continue;
+    }
+    TxPath* path = PickPath(c, -1);
+    if (path == nullptr) break;
+    if (!SendChunk(now, c, path, ref, m->next_chunk, false, false, &slots[n])) break;
+    n++;
+    m->next_chunk++;
+    c->ready.pop_front();
+    // One packet per message in turn: streams share the connection fairly.
+    if (m->next_chunk < m->num_chunks) {
+      c->ready.push_back(ref);
+    } else {
+      m->on_ready = false;
+    }
+  }
+  return n;
+}
+
+size_t EngineImpl::PollTx(TimeNs now, std::span<TxSlot> slots) {
+  RunTimers(now);
+  size_t n = 0;
+  while (!loose_tx.empty() && n < slots.size()) {
+    auto& [to, p] = loose_tx.front();
+    TxSlot& s = slots[n];
+    s.addr.dst = to.src;
+    s.addr.eth_dst = to.eth_src;
+    s.addr.dst_port = cfg.udp_port;
+    if (Emit(now, nullptr, config::kPathSourcePortMin, &p, &s, wire::Ecn::kNotEct)) n++;
+    loose_tx.pop_front();
+  }
+  const size_t count = conn_order.size();
+  for (size_t k = 0; k < count && n < slots.size(); k++) {
+    Connection* c = FindConn(conn_order[(tx_cursor + k) % count]);
+    if (c != nullptr) n += ConnTx(now, c, slots.subspan(n));
+  }
+  if (count != 0) tx_cursor = (tx_cursor + 1) % count;
+  return n;
+}
+
+// ---- Loss and path health ----
+
+void EngineImpl::AdvanceUna(TxPath* path) {
+  while (path->una != path->next_psn && !path->ring[path->una % TxPath::kRing].live) path->una++;
+}
+
+void EngineImpl::DeclareLost(TimeNs now, Connection* c, TxPath* path, uint32_t psn, bool by_rto) {
+  Inflight& e = path->ring[psn % TxPath::kRing];
+  if (!e.live) return;
+  e.live = false;
+  path->inflight--;
+  c->inflight--;
+  path->lost_pkts++;
+  if (by_rto) {
+    stats.lost_detected_rto++;
+  } else {
+    stats.lost_detected_sack++;
+  }
+  TxMsg* m = Msg(c, e.msg);
+  if (m == nullptr || m->done || e.epoch != m->epoch || e.probe || m->delivered.Test(e.chunk)) {
+    return;
+  }
+  // Exactly this chunk goes again at once, on the same path unless it timed out.
+  c->retx.push_back(
+      RetxChunk{e.msg, e.chunk, static_cast<uint16_t>(by_rto ? UINT16_MAX : path->id), false});
+  (void)now;
+}
+
+void EngineImpl::FailPath(TimeNs now, Connection* c, TxPath* path) {
+  path->state = PathState::kFailed;
+  path->failures++;
+  stats.path_failures++;
+  for (uint32_t psn = path->una; psn != path->next_psn; psn++) DeclareLost(now, c, path, psn, true);
+  AdvanceUna(path);
+  path->failed_at = now;
+  path->probe_at = now + cfg.path_probe_interval_ns;
+  bool all_failed = true;
+  for (const TxPath& p : c->paths) all_failed &= p.state == PathState::kFailed;
+  if (all_failed && c->all_failed_since == kNever) c->all_failed_since = now;
+}
+
+void EngineImpl::PathTimeout(TimeNs now, Connection* c, TxPath* path) {
+  for (uint32_t psn = path->una; psn != path->next_psn; psn++) {
+    const Inflight& e = path->ring[psn % TxPath::kRing];
+    if (e.live && e.sent_at + path->rto <= now) DeclareLost(now, c, path, psn, true);
+  }
+  AdvanceUna(path);
+  path->rto = std::min(path->rto * 2, cfg.rto_max_ns);
+  if (++path->timeouts >= cfg.path_fail_timeouts) FailPath(now, c, path);
+}
+
+// ---- Timers ----
+
+void EngineImpl::ConnTimers(TimeNs now, Connection* c) {
+  if (c->state != ConnState::kEstablished) return;
+  for (TxPath& path : c->paths) {
+    if (path.state != PathState::kActive || path.inflight == 0) continue;
+    if (path.ring[path.una % TxPath::kRing].sent_at + path.rto <= now) PathTimeout(now, c, &path);
+  }
+  if (c->all_failed_since != kNever && now - c->all_failed_since >= cfg.conn_fail_after_ns) {
+    FailConnection(c);
+    return;
+  }
+  if (c->probe_min > now) return;
+  c->probe_min = kNever;
+  for (uint32_t qpn : c->qps) {
+    Qp* qp = FindQp(qpn);
+    if (qp == nullptr || qp->state != QpState::kReady) continue;
+    for (size_t i = 0; i < qp->sq_sched && i < qp->sq.size(); i++) {
+      const MsgRef ref = qp->sq[i];
+      TxMsg* m = Msg(c, ref);
+      if (m == nullptr || m->done) continue;
+      if (m->rnr_resume_at <= now) {
+        m->rnr_resume_at = kNever;
+        Ready(c, ref);
+      } else if (m->probe_at <= now) {
+        if (m->retries_left == 0) {
+          m->status = WcStatus::kRetryExcErr;
+          m->done = true;
+          FailQp(qp, WcStatus::kWrFlushErr);
+          break;
+        }
+        m->retries_left--;
+        c->retx.push_back(RetxChunk{ref, m->num_chunks - 1, UINT16_MAX, true});
+        m->probe_backoff = std::min(m->probe_backoff * 2, cfg.rto_max_ns);
+        m->probe_at = now + m->probe_backoff;
+      }
+      c->probe_min = std::min({c->probe_min, m->probe_at, m->rnr_resume_at});
+    }
+  }
+}
+
+void EngineImpl::RunTimers(TimeNs now) {
+  for (size_t i = 0; i < conn_order.size(); i++) {
+    Connection* c = FindConn(conn_order[i]);
+    if (c != nullptr && ConnDeadline(c) <= now) ConnTimers(now, c);
+  }
+}
+
+TimeNs EngineImpl::ConnDeadline(const Connection* c) const {
+  if (c->state == ConnState::kFailed) return kNever;
+  if (c->state == ConnState::kConnecting) return c->req_at;
+  TimeNs t = c->probe_min;
+  for (const TxPath& p : c->paths) {
+    if (p.state == PathState::kActive && p.inflight != 0) {
+      t = std::min(t, p.ring[p.una % TxPath::kRing].sent_at + p.rto);
+    } else if (p.state == PathState::kFailed) {
+      t = std::min(t, p.probe_at);
+    }
+  }
+  for (uint16_t id : c->ack_queue) {
+    const RxPath& rx = c->rx_paths[id];
+    t = std::min(t, rx.ack_now ? 0 : rx.ack_due);
+  }
+  if (c->all_failed_since != kNever) t = std::min(t, c->all_failed_since + cfg.conn_fail_after_ns);
+  return t;
+}
+
+TimeNs EngineImpl::NextDeadline() const {
+  TimeNs t = loose_tx.empty() ? kNever : 0;
+  for (uint32_t id : conn_order) {
+    auto it = conns.find(id);
+    if (it != conns.end()) t = std::min(t, ConnDeadline(it->second.get()));
+  }
+  return t;
+}
+
+bool EngineImpl::HasPendingTx() const {
+  if (!loose_tx.empty()) return true;
+  for (uint32_t id : conn_order) {
+    const Connection* c = conns.at(id).get();
+    if (c->state == ConnState::kFailed) continue;
+    if (c->state == ConnState::kConnecting) continue;  // CONN_REQ is timer driven
+    if (c->accept_pending || !c->probe_replies.empty() || !c->naks.empty()) return true;
+    for (uint16_t pid : c->ack_queue) {
+      if (c->rx_paths[pid].ack_now) return true;
+    }
+    if (c->retx.empty() && c->ready.empty()) continue;
+    for (const TxPath& p : c->paths) {
+      if (PathHasRoom(c, p)) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace metaroce::transport
