@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <sys/mman.h>
+
 #include "absl/strings/str_cat.h"
 
 namespace metaroce::testing {
@@ -32,11 +34,38 @@ struct Op {
   bool fence = false;
 };
 
+// Node memory at a fixed address when the address space allows, so the
+// addresses inside packets, and with them the fabric's trace hash, are the
+// same from run to run.
+class NodeMemory {
+ public:
+  void Allocate(size_t bytes, uint32_t index) {
+    size_ = bytes;
+    void* want = reinterpret_cast<void*>(0x600000000000ull + uint64_t{index} * 0x10000000000ull);
+    void* p = mmap(want, bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    if (p == MAP_FAILED) {
+      p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    }
+    if (p == MAP_FAILED) std::abort();
+    data_ = static_cast<uint8_t*>(p);
+  }
+  ~NodeMemory() {
+    if (data_ != nullptr) munmap(data_, size_);
+  }
+  uint8_t* data() const { return data_; }
+  size_t size() const { return size_; }
+
+ private:
+  uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+};
+
 struct Node {
   SimNode* sim = nullptr;
   uint32_t pd = 0, cq = 0;
   MrInfo mr;
-  std::vector<uint8_t> mem;
+  NodeMemory mem;
   size_t used = 0;
   uint64_t Alloc(size_t n) {
     used = (used + 63) & ~size_t{63};
@@ -65,7 +94,7 @@ struct Workload::Impl {
   sim::Fabric* fabric;
   WorkloadConfig cfg;
   std::mt19937_64 rng;
-  std::vector<Node> nodes;
+  std::deque<Node> nodes;  // NodeMemory does not move
   std::vector<Stream> streams;
   std::string error;
   uint64_t ops_completed = 0, bytes_moved = 0;
@@ -328,7 +357,7 @@ Workload::Workload(sim::Fabric* fabric, std::vector<SimNode*> sims, const Worklo
   w.fabric = fabric;
   w.cfg = cfg;
   w.rng.seed(cfg.seed);
-  w.nodes.resize(sims.size());
+  for (size_t i = 0; i < sims.size(); i++) w.nodes.emplace_back();
   const size_t per_node = size_t{sims.size()} * cfg.qps_per_pair * cfg.ops_per_qp *
                               (std::max(cfg.max_msg_bytes, cfg.big_msg_bytes / 8 + 1) * 3 + 512) +
                           (1 << 20);
@@ -338,7 +367,7 @@ Workload::Workload(sim::Fabric* fabric, std::vector<SimNode*> sims, const Worklo
     Engine& e = n.sim->engine();
     n.pd = *e.AllocPd();
     n.cq = *e.CreateCq(kCqDepth);
-    n.mem.assign(per_node, 0);
+    n.mem.Allocate(per_node, i);
     n.mr = *e.RegMr(n.pd, reinterpret_cast<uint64_t>(n.mem.data()), n.mem.size(), access::kAll);
   }
   for (uint32_t a = 0; a < sims.size(); a++) {
