@@ -6,6 +6,7 @@
 // the message pool and completions.
 
 #include <algorithm>
+#include <bit>
 #include <memory>
 
 #include "absl/strings/str_cat.h"
@@ -23,8 +24,8 @@ absl::Status CheckConfig(const EngineConfig& c) {
     return bad("max_payload must be ", wire::kMinConnPayloadBytes, "..9000 bytes, not ",
                c.max_payload);
   }
-  if (c.path_window_pkts == 0 || c.path_window_pkts >= TxPath::kRing) {
-    return bad("path_window_pkts must be 1..", TxPath::kRing - 1,
+  if (c.path_window_pkts == 0 || c.path_window_pkts >= TxPath::kMaxRing) {
+    return bad("path_window_pkts must be 1..", TxPath::kMaxRing - 1,
                " (the SACK bitmap must cover every packet in flight), not ", c.path_window_pkts);
   }
   if (c.conn_window_pkts == 0) return bad("conn_window_pkts must be at least 1");
@@ -178,7 +179,6 @@ absl::StatusOr<uint32_t> EngineImpl::CreateQp(const QpAttr& a) {
   qp->qpn = next_qpn++;
   qp->attr = a;
   qp->state = QpState::kInit;
-  qp->window.resize(cfg.stream_window_msgs);
   pds[a.pd]++;
   const uint32_t qpn = qp->qpn;
   qps[qpn] = std::move(qp);
@@ -397,6 +397,8 @@ void EngineImpl::SetUpPaths(Connection* c) {
     p.id = i;
     p.src_port = FreshPort();
     p.window = cfg.path_window_pkts;
+    p.ring.assign(std::bit_ceil(cfg.path_window_pkts), Inflight{});
+    p.mask = static_cast<uint32_t>(p.ring.size() - 1);
     p.rto = cfg.rto_initial_ns;
   }
 }

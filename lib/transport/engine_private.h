@@ -15,6 +15,7 @@
 #ifndef METAROCE_TRANSPORT_ENGINE_PRIVATE_H
 #define METAROCE_TRANSPORT_ENGINE_PRIVATE_H
 
+#include <bit>
 #include <deque>
 #include <memory>
 #include <vector>
@@ -98,14 +99,17 @@ enum class PathState : uint8_t { kActive, kFailed };
 
 /** Sender state of one local path. */
 struct TxPath {
-  static constexpr uint32_t kRing = 256;  ///< in-flight ring: psn - una < 256 always
+  static constexpr uint32_t kMaxRing = 256;  ///< psn - una < 256: the SACK reaches every packet
   uint16_t id = 0;
   uint16_t src_port = 0;
   PathState state = PathState::kActive;
   uint32_t next_psn = 0;
   uint32_t una = 0;  ///< oldest PSN not yet settled (acked or declared lost)
   uint32_t inflight = 0;
-  Inflight ring[kRing];
+  std::vector<Inflight> ring;  ///< power of two >= window, <= kMaxRing; index psn & mask
+  uint32_t mask = 0;
+  Inflight& At(uint32_t psn) { return ring[psn & mask]; }
+  const Inflight& At(uint32_t psn) const { return ring[psn & mask]; }
   uint32_t window = 0;
   bool has_rtt = false;
   TimeNs srtt = 0;
@@ -218,8 +222,27 @@ struct Qp {
   std::deque<PostedRecv> rq;
   uint32_t rq_base = 0;  ///< recv_seq of rq.front()
   uint32_t msn_next = 0;
+  /** Messages from msn_next on; a power-of-two ring that grows as far as the peer runs ahead. */
   std::vector<RxMsg> window;
   bool dirty = false;
+
+  /** The slot of @p msn if the ring covers it, else nullptr. */
+  RxMsg* Window(uint32_t msn) {
+    const uint32_t d = msn - msn_next;
+    return d < window.size() ? &window[msn & (window.size() - 1)] : nullptr;
+  }
+  /** The slot of @p msn, growing the ring to cover it. */
+  RxMsg& WindowGrow(uint32_t msn) {
+    const uint32_t d = msn - msn_next;
+    if (d >= window.size()) {
+      std::vector<RxMsg> bigger(std::bit_ceil(std::max<uint32_t>(d + 1, 8)));
+      for (RxMsg& m : window) {
+        if (m.active) bigger[m.msn & (bigger.size() - 1)] = std::move(m);
+      }
+      window = std::move(bigger);
+    }
+    return window[msn & (window.size() - 1)];
+  }
 };
 
 class EngineImpl {

@@ -188,7 +188,7 @@ void EngineImpl::HandleConn(TimeNs now, const wire::FrameInfo& from, const wire:
 // ---- ACK / NAK / probe ----
 
 void EngineImpl::Delivered(TimeNs now, Connection* c, TxPath* path, uint32_t psn) {
-  Inflight& e = path->ring[psn % TxPath::kRing];
+  Inflight& e = path->At(psn);
   if (!e.live) return;
   e.live = false;
   path->inflight--;
@@ -258,7 +258,7 @@ void EngineImpl::HandleAck(TimeNs now, Connection* c, const wire::Packet& p) {
   }
   // One path keeps order: anything still in flight below a PSN that arrived was lost.
   for (uint32_t psn = path.una; wire::SeqLt(psn, highest) && psn != path.next_psn; psn++) {
-    if (path.ring[psn % TxPath::kRing].live) DeclareLost(now, c, &path, psn, false);
+    if (path.At(psn).live) DeclareLost(now, c, &path, psn, false);
   }
   AdvanceUna(&path);
   if (path.inflight < inflight_before) path.timeouts = 0;
@@ -484,7 +484,7 @@ void EngineImpl::HandleRequest(TimeNs now, Connection* c, Qp* qp, const wire::Pa
     stats.rx_beyond_window++;
     return;
   }
-  RxMsg& m = qp->window[d.msn % W];
+  RxMsg& m = qp->WindowGrow(d.msn);
   const uint32_t chunk = c->chunk_bytes;
   const uint32_t nchunks =
       wire::CarriesPayload(p.type) ? std::max<uint32_t>(1, (d.msg_len + chunk - 1) / chunk) : 1;
@@ -569,11 +569,11 @@ void EngineImpl::HandleRequest(TimeNs now, Connection* c, Qp* qp, const wire::Pa
 }
 
 void EngineImpl::AdvanceReceiver(TimeNs now, Connection* c, Qp* qp) {
-  const uint32_t W = cfg.stream_window_msgs;
   bool advanced = false;
   while (qp->state == QpState::kReady) {
-    RxMsg& m = qp->window[qp->msn_next % W];
-    if (!m.active || m.msn != qp->msn_next) break;
+    RxMsg* slot = qp->Window(qp->msn_next);
+    if (slot == nullptr || !slot->active || slot->msn != qp->msn_next) break;
+    RxMsg& m = *slot;
     if (m.failed) {
       if (wire::ConsumesReceive(m.type) && m.type != PacketType::kWriteImm && !qp->rq.empty() &&
           m.recv_seq == qp->rq_base) {

@@ -117,7 +117,7 @@ bool EngineImpl::SendChunk(TimeNs now, Connection* c, TxPath* path, MsgRef ref, 
   }
   if (!Emit(now, c, path->src_port, &p, slot, wire::Ecn::kEct0)) return false;
 
-  Inflight& e = path->ring[path->next_psn % TxPath::kRing];
+  Inflight& e = path->At(path->next_psn);
   e = Inflight{true, probe, m->epoch, ref, chunk, now};
   if (path->inflight == 0) path->una = path->next_psn;
   path->next_psn++;
@@ -173,7 +173,7 @@ void EngineImpl::BuildAck(TimeNs now, Connection* c, uint16_t path_id, wire::Pac
 
 bool EngineImpl::PathHasRoom(const Connection* c, const TxPath& p) const {
   return p.state == PathState::kActive && p.inflight < p.window &&
-         p.next_psn - p.una < TxPath::kRing - 1 && c->inflight < cfg.conn_window_pkts;
+         p.next_psn - p.una < p.ring.size() && c->inflight < cfg.conn_window_pkts;
 }
 
 TxPath* EngineImpl::PickPath(Connection* c, int prefer) {
@@ -340,11 +340,11 @@ size_t EngineImpl::PollTx(TimeNs now, std::span<TxSlot> slots) {
 // ---- Loss and path health ----
 
 void EngineImpl::AdvanceUna(TxPath* path) {
-  while (path->una != path->next_psn && !path->ring[path->una % TxPath::kRing].live) path->una++;
+  while (path->una != path->next_psn && !path->At(path->una).live) path->una++;
 }
 
 void EngineImpl::DeclareLost(TimeNs now, Connection* c, TxPath* path, uint32_t psn, bool by_rto) {
-  Inflight& e = path->ring[psn % TxPath::kRing];
+  Inflight& e = path->At(psn);
   if (!e.live) return;
   e.live = false;
   path->inflight--;
@@ -380,7 +380,7 @@ void EngineImpl::FailPath(TimeNs now, Connection* c, TxPath* path) {
 
 void EngineImpl::PathTimeout(TimeNs now, Connection* c, TxPath* path) {
   for (uint32_t psn = path->una; psn != path->next_psn; psn++) {
-    const Inflight& e = path->ring[psn % TxPath::kRing];
+    const Inflight& e = path->At(psn);
     if (e.live && e.sent_at + path->rto <= now) DeclareLost(now, c, path, psn, true);
   }
   AdvanceUna(path);
@@ -394,7 +394,7 @@ void EngineImpl::ConnTimers(TimeNs now, Connection* c) {
   if (c->state != ConnState::kEstablished) return;
   for (TxPath& path : c->paths) {
     if (path.state != PathState::kActive || path.inflight == 0) continue;
-    if (path.ring[path.una % TxPath::kRing].sent_at + path.rto <= now) PathTimeout(now, c, &path);
+    if (path.At(path.una).sent_at + path.rto <= now) PathTimeout(now, c, &path);
   }
   if (c->all_failed_since != kNever && now - c->all_failed_since >= cfg.conn_fail_after_ns) {
     FailConnection(c);
@@ -442,7 +442,7 @@ TimeNs EngineImpl::ConnDeadline(const Connection* c) const {
   TimeNs t = c->probe_min;
   for (const TxPath& p : c->paths) {
     if (p.state == PathState::kActive && p.inflight != 0) {
-      t = std::min(t, p.ring[p.una % TxPath::kRing].sent_at + p.rto);
+      t = std::min(t, p.At(p.una).sent_at + p.rto);
     } else if (p.state == PathState::kFailed) {
       t = std::min(t, p.probe_at);
     }
