@@ -58,6 +58,15 @@ inline constexpr uint64_t kAckDelayNs = 5'000;
 /** Consecutive timeouts after which a path is declared failed and re-probed. */
 inline constexpr uint32_t kPathFailTimeouts = 3;
 
+/** Packets per path over which its loss ratio is judged. */
+inline constexpr uint32_t kPathHealthWindowPkts = 64;
+
+/**
+ * A path losing at least this share of its packets in a window, and over three
+ * times what the other paths lose, is failed and re-probed on a new port.
+ */
+inline constexpr uint32_t kPathFailLossPct = 20;
+
 /** Interval between probes of a failed path (each on a fresh source port). */
 inline constexpr uint64_t kPathProbeIntervalNs = 200'000;
 

@@ -34,6 +34,10 @@ absl::Status CheckConfig(const EngineConfig& c) {
   }
   if (c.ack_every_pkts == 0) return bad("ack_every_pkts must be at least 1");
   if (c.path_fail_timeouts == 0) return bad("path_fail_timeouts must be at least 1");
+  if (c.path_health_window_pkts == 0) return bad("path_health_window_pkts must be at least 1");
+  if (c.path_fail_loss_pct == 0 || c.path_fail_loss_pct > 100) {
+    return bad("path_fail_loss_pct must be 1..100, not ", c.path_fail_loss_pct);
+  }
   if (c.stream_window_msgs == 0 || c.stream_window_msgs > (1u << 20)) {
     return bad("stream_window_msgs must be 1..", 1u << 20);
   }

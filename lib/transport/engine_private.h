@@ -123,6 +123,11 @@ struct TxPath {
   uint32_t last_ce_pkts = 0;
   bool counters_seen = false;
   uint64_t tx_pkts = 0, retx_pkts = 0, lost_pkts = 0, ce_pkts = 0, failures = 0;
+  // Loss health: packets sent and lost in the current window, and the loss
+  // ratio of the last complete window.
+  uint32_t health_sent = 0;
+  uint32_t health_lost = 0;
+  double loss_ratio = 0;
 };
 
 /** Receiver state of one peer path. */
@@ -345,6 +350,7 @@ class EngineImpl {
   void AdvanceUna(TxPath* path);
   void PathTimeout(TimeNs now, Connection* c, TxPath* path);
   void FailPath(TimeNs now, Connection* c, TxPath* path);
+  void CheckPathHealth(TimeNs now, Connection* c, TxPath* path);
 
   friend class EnginePeer;
 };

@@ -50,6 +50,8 @@ struct EngineConfig {
   uint32_t ack_every_pkts = config::kAckEveryPkts;
   TimeNs ack_delay_ns = config::kAckDelayNs;
   uint32_t path_fail_timeouts = config::kPathFailTimeouts;
+  uint32_t path_health_window_pkts = config::kPathHealthWindowPkts;
+  uint32_t path_fail_loss_pct = config::kPathFailLossPct;
   TimeNs path_probe_interval_ns = config::kPathProbeIntervalNs;
   TimeNs conn_fail_after_ns = config::kConnFailAfterNs;
   TimeNs conn_retry_ns = config::kConnRetryNs;
@@ -120,6 +122,7 @@ struct EngineStats {
   uint64_t lost_detected_sack = 0;  ///< losses found from a SACK gap
   uint64_t lost_detected_rto = 0;   ///< losses found by a retransmission timeout
   uint64_t path_failures = 0;
+  uint64_t path_loss_failures = 0;  ///< of those, for losing much more than the other paths
   uint64_t conn_failures = 0;
   uint64_t cq_overflows = 0;
 };

@@ -330,6 +330,8 @@ void EngineImpl::HandleProbe(TimeNs now, Connection* c, const wire::Packet& p) {
   // The new source port works: use the path again.
   path.state = PathState::kActive;
   path.timeouts = 0;
+  path.health_sent = path.health_lost = 0;
+  path.loss_ratio = 0;
   path.probe_at = kNever;
   path.failed_at = kNever;
   path.rto = path.has_rtt

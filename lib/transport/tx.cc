@@ -124,6 +124,7 @@ bool EngineImpl::SendChunk(TimeNs now, Connection* c, TxPath* path, MsgRef ref, 
   path->inflight++;
   c->inflight++;
   path->tx_pkts++;
+  if (++path->health_sent >= cfg.path_health_window_pkts) CheckPathHealth(now, c, path);
   stats.tx_data_pkts++;
   if (retx) {
     path->retx_pkts++;
@@ -350,6 +351,7 @@ void EngineImpl::DeclareLost(TimeNs now, Connection* c, TxPath* path, uint32_t p
   path->inflight--;
   c->inflight--;
   path->lost_pkts++;
+  path->health_lost++;
   if (by_rto) {
     stats.lost_detected_rto++;
   } else {
@@ -363,6 +365,29 @@ void EngineImpl::DeclareLost(TimeNs now, Connection* c, TxPath* path, uint32_t p
   c->retx.push_back(
       RetxChunk{e.msg, e.chunk, static_cast<uint16_t>(by_rto ? UINT16_MAX : path->id), false});
   (void)now;
+}
+
+// A path that keeps losing while the others do not sits on a bad link (a
+// gray failure): give it up and re-probe it on another source port. Loss
+// that hits every path alike is left alone; moving would not help.
+void EngineImpl::CheckPathHealth(TimeNs now, Connection* c, TxPath* path) {
+  path->loss_ratio = static_cast<double>(path->health_lost) / path->health_sent;
+  path->health_sent = 0;
+  path->health_lost = 0;
+  double others = 0;
+  uint32_t active = 0;
+  for (const TxPath& p : c->paths) {
+    if (&p == path || p.state != PathState::kActive) continue;
+    others += p.loss_ratio;
+    active++;
+  }
+  if (active == 0) return;  // never give up the last path for loss alone
+  others /= active;
+  const double limit = cfg.path_fail_loss_pct / 100.0;
+  if (path->loss_ratio >= limit && path->loss_ratio > 3 * others + 0.05) {
+    stats.path_loss_failures++;
+    FailPath(now, c, path);
+  }
 }
 
 void EngineImpl::FailPath(TimeNs now, Connection* c, TxPath* path) {

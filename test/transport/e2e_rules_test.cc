@@ -326,6 +326,57 @@ TEST(Failure, BlackholedLinkMidTransferLosesNothing) {
   EXPECT_EQ(a.engine().stats().conn_failures, 0u);
 }
 
+TEST(Failure, GrayLinkIsAvoided) {
+  sim::Fabric fabric(6);
+  sim::LeafSpineConfig ls;
+  ls.leaves = 2;
+  ls.spines = 4;
+  ls.hosts_per_leaf = 1;
+  auto topo = sim::BuildLeafSpine(fabric, ls);
+  ASSERT_TRUE(topo.ok());
+  EngineConfig cfg;
+  cfg.seed = 21;
+  SimNode a(topo->host(0, 0), cfg);
+  cfg.seed = 22;
+  SimNode b(topo->host(1, 0), cfg);
+  // One leaf-spine link silently drops half of what crosses it.
+  sim::FaultConfig gray;
+  gray.loss_probability = 0.5;
+  ASSERT_TRUE(fabric.SetLinkFaults(topo->fabric_link(0, 2), gray).ok());
+  WorkloadConfig wc;
+  wc.ops_per_qp = 80;
+  wc.big_msg_bytes = 1 << 20;
+  wc.seed = 6;
+  Workload w(&fabric, {&a, &b}, wc);
+  const WorkloadResult r = w.Run(2 * sim::kPsPerSec);
+  ASSERT_TRUE(r.error.empty()) << r.error;
+  // The paths hashed onto the bad link lost far more than the others and were
+  // moved to new source ports; the rest of the fabric kept them all.
+  EXPECT_GT(a.engine().stats().path_loss_failures + b.engine().stats().path_loss_failures, 0u);
+  EXPECT_EQ(a.engine().stats().conn_failures + b.engine().stats().conn_failures, 0u);
+}
+
+TEST(Failure, UniformLossFailsNoPathForLoss) {
+  sim::Fabric fabric(7);
+  auto topo = sim::BuildBackToBack(fabric, sim::BackToBackConfig{});
+  sim::FaultConfig f;
+  f.loss_probability = 0.1;
+  ASSERT_TRUE(fabric.SetAllLinkFaults(f).ok());
+  EngineConfig cfg;
+  cfg.seed = 31;
+  SimNode a(topo->hosts[0], cfg);
+  cfg.seed = 32;
+  SimNode b(topo->hosts[1], cfg);
+  WorkloadConfig wc;
+  wc.seed = 7;
+  wc.big_msg_bytes = 1 << 20;
+  Workload w(&fabric, {&a, &b}, wc);
+  const WorkloadResult r = w.Run(2 * sim::kPsPerSec);
+  ASSERT_TRUE(r.error.empty()) << r.error;
+  // Every path loses alike: moving any of them would not help.
+  EXPECT_EQ(a.engine().stats().path_loss_failures + b.engine().stats().path_loss_failures, 0u);
+}
+
 TEST(Failure, DeadPeerFailsTheQpsInBoundedTime) {
   Pair::Options o;
   o.cfg.conn_fail_after_ns = 5'000'000;
