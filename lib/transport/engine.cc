@@ -44,6 +44,9 @@ absl::Status CheckConfig(const EngineConfig& c) {
   if (c.dscp > 63) return bad("dscp must be 0..63, not ", c.dscp);
   if (c.udp_port == 0) return bad("udp_port must not be 0");
   if (c.max_connections == 0) return bad("max_connections must be at least 1");
+  for (uint16_t p : c.source_ports) {
+    if (p == 0) return bad("source_ports must not contain port 0");
+  }
   return absl::OkStatus();
 }
 
@@ -362,6 +365,9 @@ Connection* EngineImpl::FindConn(uint32_t id) {
 }
 
 uint16_t EngineImpl::FreshPort() {
+  if (!cfg.source_ports.empty()) {
+    return cfg.source_ports[rng.Below(cfg.source_ports.size())];
+  }
   return static_cast<uint16_t>(config::kPathSourcePortMin +
                                rng.Below(65536u - config::kPathSourcePortMin));
 }

@@ -58,6 +58,11 @@ struct EngineConfig {
   uint32_t stream_window_msgs = config::kStreamWindowMsgs;
   uint32_t max_connections = 4096;
   uint8_t dscp = config::kDscp;
+  /**
+   * Source ports paths may use. Empty: any in the dynamic range. A driver that
+   * can only send from ports it bound (kernel UDP sockets) lists them here.
+   */
+  std::vector<uint16_t> source_ports;
   uint64_t seed = 1;  ///< keys, nonces and source ports; give each engine its own
 };
 
@@ -97,6 +102,7 @@ struct TxSlot {
   uint32_t cap = 0;
   uint32_t len = 0;      ///< out: bytes written
   wire::FrameInfo addr;  ///< out, Framing::kUdp: addresses, ports and ECN for the socket
+  void* cookie = nullptr;  ///< the buffer's owner (e.g. an mbuf); the engine leaves it alone
 };
 
 /** Engine-wide counters. Drops are by wire::ParseError or by the reasons below. */

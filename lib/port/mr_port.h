@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The metaroce authors
+ */
+
+/**
+ * @file
+ * Packet I/O for the dataplane: one interface every driver implements (DPDK
+ * ethdev, kernel UDP sockets, the simulated fabric's test binding) and one
+ * registry drivers plug into. A port moves packets and nothing else: no
+ * protocol logic lives here.
+ */
+
+#ifndef METAROCE_MR_PORT_H
+#define METAROCE_MR_PORT_H
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "mr_engine.h"
+#include "mr_wire_frame.h"
+
+namespace metaroce::port {
+
+/** One received packet, valid until the next RxBurst() on the same queue. */
+struct RxPacket {
+  std::span<const uint8_t> data;  ///< whole frame (kEthernet) or UDP payload (kUdp)
+  wire::FrameInfo addr;           ///< kUdp: source address and port, destination port, ECN
+};
+
+/** Counters every port keeps. */
+struct PortStats {
+  uint64_t rx_packets = 0;
+  uint64_t rx_bytes = 0;
+  uint64_t rx_errors = 0;     ///< receive calls that failed (socket errors, ...)
+  uint64_t tx_packets = 0;
+  uint64_t tx_bytes = 0;
+  uint64_t tx_errors = 0;     ///< packets the port could not send (queue full, socket errors)
+  uint64_t tx_no_buffer = 0;  ///< TxAlloc() calls that got fewer buffers than asked
+};
+
+/** What a port is and how the engine must address it. */
+struct PortInfo {
+  std::string driver;
+  transport::Framing framing = transport::Framing::kEthernet;
+  wire::IpAddr ip;
+  wire::MacAddr mac;
+  uint16_t udp_port = 0;               ///< MetaRoCE destination port it receives on
+  uint16_t num_queues = 1;
+  uint32_t max_frame_bytes = 0;        ///< largest packet it sends (MTU + headers)
+  std::vector<uint16_t> source_ports;  ///< non-empty: the only source ports it can send from
+};
+
+/** A driver instance. Burst calls on one queue come from one thread. */
+class Port {
+ public:
+  virtual ~Port() = default;
+  virtual const PortInfo& info() const = 0;
+  /** Receives up to @p n packets on @p queue; returns how many (0 when none). */
+  virtual uint16_t RxBurst(uint16_t queue, RxPacket* pkts, uint16_t n) = 0;
+  /** Fills up to @p n empty transmit buffers for @p queue; returns how many. */
+  virtual uint16_t TxAlloc(uint16_t queue, transport::TxSlot* slots, uint16_t n) = 0;
+  /**
+   * Sends the first @p n slots of a TxAlloc() (len > 0: sent; len 0: returned
+   * unused) and takes every one of them back; returns how many were sent.
+   */
+  virtual uint16_t TxBurst(uint16_t queue, transport::TxSlot* slots, uint16_t n) = 0;
+  virtual PortStats stats() const = 0;
+};
+
+/** Driver arguments: "name:key=value,key=value" as on a command line. */
+struct PortArgs {
+  std::string driver;
+  std::vector<std::pair<std::string, std::string>> kv;
+
+  /** Parses "udp:ip=127.0.0.1,port=4792". */
+  static absl::StatusOr<PortArgs> Parse(const std::string& text);
+  /** The value of @p key, or @p fallback. */
+  std::string Get(const std::string& key, const std::string& fallback = "") const;
+  bool Has(const std::string& key) const;
+};
+
+/** A driver: a name and a constructor. */
+struct PortDriver {
+  const char* name;
+  const char* help;  ///< one line per argument, shown by --help of the programs
+  absl::StatusOr<std::unique_ptr<Port>> (*create)(const PortArgs& args);
+};
+
+/** Adds a driver to the registry (drivers call it from a static initializer). */
+void RegisterDriver(const PortDriver* driver);
+/** The registered drivers, by name. */
+std::vector<const PortDriver*> Drivers();
+/** Creates a port from "driver:args"; the error lists the known drivers or names the bad argument. */
+absl::StatusOr<std::unique_ptr<Port>> OpenPort(const std::string& spec);
+
+}  // namespace metaroce::port
+
+/** Registers a driver at program start, like DPDK's RTE_PMD_REGISTER_VDEV. */
+#define MR_PORT_DRIVER_REGISTER(var)                              \
+  __attribute__((constructor)) static void mr_port_register_##var() { \
+    ::metaroce::port::RegisterDriver(&(var));                      \
+  }
+
+#endif  // METAROCE_MR_PORT_H

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The metaroce authors
+ */
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "mr_port.h"
+
+namespace metaroce::port {
+namespace {
+
+std::vector<const PortDriver*>& Registry() {
+  static std::vector<const PortDriver*> drivers;
+  return drivers;
+}
+
+}  // namespace
+
+absl::StatusOr<PortArgs> PortArgs::Parse(const std::string& text) {
+  PortArgs a;
+  const size_t colon = text.find(':');
+  a.driver = text.substr(0, colon);
+  if (a.driver.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("port '", text, "': give a driver name first, e.g. udp:ip=127.0.0.1"));
+  }
+  if (colon == std::string::npos || colon + 1 == text.size()) return a;
+  for (absl::string_view item : absl::StrSplit(text.substr(colon + 1), ',')) {
+    const size_t eq = item.find('=');
+    if (eq == absl::string_view::npos || eq == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("port '", text, "': '", item, "' is not key=value"));
+    }
+    a.kv.emplace_back(std::string(item.substr(0, eq)), std::string(item.substr(eq + 1)));
+  }
+  return a;
+}
+
+std::string PortArgs::Get(const std::string& key, const std::string& fallback) const {
+  for (const auto& [k, v] : kv) {
+    if (k == key) return v;
+  }
+  return fallback;
+}
+
+bool PortArgs::Has(const std::string& key) const {
+  return std::any_of(kv.begin(), kv.end(), [&](const auto& p) { return p.first == key; });
+}
+
+void RegisterDriver(const PortDriver* driver) { Registry().push_back(driver); }
+
+std::vector<const PortDriver*> Drivers() { return Registry(); }
+
+absl::StatusOr<std::unique_ptr<Port>> OpenPort(const std::string& spec) {
+  auto args = PortArgs::Parse(spec);
+  if (!args.ok()) return args.status();
+  std::vector<std::string> names;
+  for (const PortDriver* d : Registry()) {
+    if (args->driver == d->name) return d->create(*args);
+    names.push_back(d->name);
+  }
+  return absl::NotFoundError(absl::StrCat("no port driver '", args->driver,
+                                          "'; drivers built in: ", absl::StrJoin(names, ", ")));
+}
+
+}  // namespace metaroce::port
