@@ -199,6 +199,7 @@ absl::Status EngineImpl::DestroyQp(uint32_t qpn) {
     for (const MsgRef& r : qp->sq) FreeMsg(c, r);
     c->qps.erase(std::remove(c->qps.begin(), c->qps.end(), qpn), c->qps.end());
     c->dirty.erase(std::remove(c->dirty.begin(), c->dirty.end(), qpn), c->dirty.end());
+    if (c->state == ConnState::kFailed && c->qps.empty()) reaped_failures_ = ~uint64_t{0};
   }
   pds[qp->attr.pd]--;
   qps.erase(qpn);

@@ -29,6 +29,9 @@
 
 namespace metaroce::transport {
 
+/** Control packets (NAKs, probe replies, rejects) queued at most, whatever peers send. */
+inline constexpr size_t kMaxQueuedControl = 1024;
+
 /** Reference to a pooled TxMsg; gen tells a reused slot from the old message. */
 struct MsgRef {
   uint32_t idx = 0;
@@ -293,6 +296,7 @@ class EngineImpl {
   uint32_t next_cq = 1;
   uint32_t next_qpn = 1;
   uint32_t tx_cursor = 0;  ///< connection round robin in PollTx
+  uint64_t reaped_failures_ = 0;
 
  private:
   // ---- connection set-up (engine.cc) ----
@@ -335,6 +339,7 @@ class EngineImpl {
   void MarkAckPending(Connection* c, uint16_t path_id);
 
   // ---- transmit and timers (tx.cc) ----
+  void ReapFailed();  ///< forgets failed connections no QP refers to
   void RunTimers(TimeNs now);
   void ConnTimers(TimeNs now, Connection* c);
   TimeNs ConnDeadline(const Connection* c) const;

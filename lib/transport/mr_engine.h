@@ -100,8 +100,8 @@ struct MrInfo {
 struct TxSlot {
   uint8_t* buf = nullptr;
   uint32_t cap = 0;
-  uint32_t len = 0;      ///< out: bytes written
-  wire::FrameInfo addr;  ///< out, Framing::kUdp: addresses, ports and ECN for the socket
+  uint32_t len = 0;        ///< out: bytes written
+  wire::FrameInfo addr;    ///< out, Framing::kUdp: addresses, ports and ECN for the socket
   void* cookie = nullptr;  ///< the buffer's owner (e.g. an mbuf); the engine leaves it alone
 };
 
@@ -131,6 +131,7 @@ struct EngineStats {
   uint64_t path_loss_failures = 0;  ///< of those, for losing much more than the other paths
   uint64_t conn_failures = 0;
   uint64_t cq_overflows = 0;
+  uint64_t control_dropped = 0;  ///< NAKs / probe replies / rejects over the queue bound
 };
 
 /** Per-path figures of one connection, for telemetry and tests. */

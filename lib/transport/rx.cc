@@ -138,7 +138,11 @@ void EngineImpl::HandleConn(TimeNs now, const wire::FrameInfo& from, const wire:
       r.conn.nonce = b.nonce;
       r.conn.reason = why;
       r.conn.min_version = r.conn.max_version = wire::kVersion;
-      loose_tx.emplace_back(from, r);
+      if (loose_tx.size() < kMaxQueuedControl) {
+        loose_tx.emplace_back(from, r);
+      } else {
+        stats.control_dropped++;
+      }
     };
     if (b.min_version > wire::kVersion) {
       reply_reject(wire::ConnReason::kVersionUnsupported);
@@ -318,7 +322,11 @@ void EngineImpl::HandleNak(TimeNs now, Connection* c, const wire::Packet& p) {
 
 void EngineImpl::HandleProbe(TimeNs now, Connection* c, const wire::Packet& p) {
   if (p.type == PacketType::kProbe) {
-    c->probe_replies.emplace_back(p.path_id, p.probe);
+    if (c->probe_replies.size() < kMaxQueuedControl) {
+      c->probe_replies.emplace_back(p.path_id, p.probe);
+    } else {
+      stats.control_dropped++;
+    }
     return;
   }
   if (p.path_id >= c->paths.size()) {
@@ -462,6 +470,10 @@ void EngineImpl::QueueNak(TimeNs now, Connection* c, Qp* qp, RxMsg* m, const wir
   if (code == wire::NakCode::kReceiverNotReady) {
     n.rnr_delay_10us = static_cast<uint16_t>(
         std::min<TimeNs>((qp->attr.min_rnr_delay_ns + 9'999) / 10'000, 0xffff));
+  }
+  if (c->naks.size() >= kMaxQueuedControl) {
+    stats.control_dropped++;  // a peer that floods refused packets gets fewer NAKs, not our memory
+    return;
   }
   c->naks.push_back(PendingNak{p.path_id, n});
 }

@@ -317,8 +317,29 @@ size_t EngineImpl::ConnTx(TimeNs now, Connection* c, std::span<TxSlot> slots) {
   return n;
 }
 
+void EngineImpl::ReapFailed() {
+  for (size_t i = 0; i < conn_order.size();) {
+    auto it = conns.find(conn_order[i]);
+    Connection* c = it->second.get();
+    if (c->state != ConnState::kFailed || !c->qps.empty()) {
+      i++;
+      continue;
+    }
+    if (auto p = conn_by_peer.find(c->peer.ip);
+        p != conn_by_peer.end() && p->second == c->local_id) {
+      conn_by_peer.erase(p);
+    }
+    conns.erase(it);
+    conn_order.erase(conn_order.begin() + static_cast<ptrdiff_t>(i));
+  }
+}
+
 size_t EngineImpl::PollTx(TimeNs now, std::span<TxSlot> slots) {
   RunTimers(now);
+  if (stats.conn_failures != reaped_failures_) {
+    reaped_failures_ = stats.conn_failures;
+    ReapFailed();
+  }
   size_t n = 0;
   while (!loose_tx.empty() && n < slots.size()) {
     auto& [to, p] = loose_tx.front();

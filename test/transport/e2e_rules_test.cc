@@ -399,6 +399,83 @@ TEST(Failure, DeadPeerFailsTheQpsInBoundedTime) {
   EXPECT_LT(p.fabric().Now() - died, 100 * sim::kPsPerMs);
 }
 
+TEST(Failure, RestartedPeerIsANewConnection) {
+  sim::Fabric fabric(8);
+  auto topo = sim::BuildBackToBack(fabric, sim::BackToBackConfig{});
+  EngineConfig cfg;
+  cfg.seed = 41;
+  SimNode a(topo->hosts[0], cfg);
+  std::vector<uint8_t> mem_a(1 << 16, 7), mem_b(1 << 16, 0);
+  Engine& ea = a.engine();
+  const uint32_t pd = *ea.AllocPd(), cq = *ea.CreateCq(64);
+  const MrInfo mra =
+      *ea.RegMr(pd, reinterpret_cast<uint64_t>(mem_a.data()), mem_a.size(), access::kAll);
+  auto run_b = [&](uint64_t seed, uint32_t* qpb, MrInfo* mrb) {
+    cfg.seed = seed;
+    auto b = std::make_unique<SimNode>(topo->hosts[1], cfg);
+    Engine& eb = b->engine();
+    const uint32_t pdb = *eb.AllocPd(), cqb = *eb.CreateCq(64);
+    *mrb = *eb.RegMr(pdb, reinterpret_cast<uint64_t>(mem_b.data()), mem_b.size(), access::kAll);
+    *qpb = *eb.CreateQp({.pd = pdb, .send_cq = cqb, .recv_cq = cqb});
+    return b;
+  };
+  auto write = [&](uint32_t qpa, const MrInfo& mrb, uint64_t id) {
+    SendWr wr;
+    wr.wr_id = id;
+    wr.opcode = Opcode::kWrite;
+    wr.sg.push_back({reinterpret_cast<uint64_t>(mem_a.data()), 4096, mra.lkey});
+    wr.remote_addr = reinterpret_cast<uint64_t>(mem_b.data());
+    wr.rkey = mrb.rkey;
+    EXPECT_TRUE(ea.PostSend(a.NowNs(), qpa, wr).ok());
+    a.Kick();
+  };
+  auto poll = [&](size_t want) {
+    std::vector<Completion> got;
+    for (int i = 0; i < 2000 && got.size() < want; i++) {
+      fabric.RunUntil(fabric.Now() + 10 * sim::kPsPerUs);
+      Completion c[8];
+      const size_t n = ea.PollCq(cq, c);
+      got.insert(got.end(), c, c + n);
+    }
+    return got;
+  };
+  uint32_t qpb;
+  MrInfo mrb;
+  auto b = run_b(42, &qpb, &mrb);
+  uint32_t qpa = *ea.CreateQp({.pd = pd, .send_cq = cq, .recv_cq = cq});
+  ASSERT_TRUE(ea.ConnectQp(qpa, b->Addr(), qpb).ok());
+  ASSERT_TRUE(b->engine().ConnectQp(qpb, a.Addr(), qpa).ok());
+  write(qpa, mrb, 1);
+  auto c = poll(1);
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].status, WcStatus::kSuccess);
+
+  // The peer's process restarts: a new engine, new QP, and it connects back.
+  b.reset();
+  b = run_b(43, &qpb, &mrb);
+  ASSERT_TRUE(b->engine().ConnectQp(qpb, a.Addr(), qpa).ok());
+  b->Kick();
+  fabric.RunUntil(fabric.Now() + 2 * sim::kPsPerMs);
+  // The old connection is gone: the QP on it is in error, as in verbs.
+  EXPECT_EQ(ea.GetQpState(qpa), QpState::kError);
+  EXPECT_EQ(ea.stats().conn_failures, 1u);
+  ASSERT_TRUE(ea.DestroyQp(qpa).ok());
+  // The applications exchange new QP numbers and connect again.
+  qpa = *ea.CreateQp({.pd = pd, .send_cq = cq, .recv_cq = cq});
+  ASSERT_TRUE(b->engine().DestroyQp(qpb).ok());
+  const uint32_t pdb = *b->engine().AllocPd(), cqb = *b->engine().CreateCq(64);
+  mrb =
+      *b->engine().RegMr(pdb, reinterpret_cast<uint64_t>(mem_b.data()), mem_b.size(), access::kAll);
+  qpb = *b->engine().CreateQp({.pd = pdb, .send_cq = cqb, .recv_cq = cqb});
+  ASSERT_TRUE(ea.ConnectQp(qpa, b->Addr(), qpb).ok());
+  ASSERT_TRUE(b->engine().ConnectQp(qpb, a.Addr(), qpa).ok());
+  write(qpa, mrb, 2);
+  c = poll(1);
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].status, WcStatus::kSuccess) << WcStatusName(c[0].status);
+  EXPECT_EQ(0, std::memcmp(mem_b.data(), mem_a.data(), 4096));
+}
+
 // ---- Sizes, MTUs, path counts ----
 
 void RoundTrip(Pair& p, uint32_t len) {
