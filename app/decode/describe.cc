@@ -117,6 +117,7 @@ std::vector<Field> Fields(const wire::Packet& p) {
       num("metaroce.conn.num_paths", c.num_paths);
       num("metaroce.conn.max_payload", c.max_payload);
       num("metaroce.conn.capabilities", c.capabilities);
+      num("metaroce.conn.udp_port", c.udp_port);
       break;
     }
     case PacketClass::kInvalid: break;

@@ -123,7 +123,9 @@ size_t Engine::PollTx(TimeNs now, std::span<TxSlot> slots) { return impl_->PollT
 TimeNs Engine::NextDeadline() const { return impl_->NextDeadline(); }
 bool Engine::HasPendingTx() const { return impl_->HasPendingTx(); }
 const EngineStats& Engine::stats() const { return impl_->stats; }
-std::vector<PathInfo> Engine::GetPaths(const wire::IpAddr& ip) const { return impl_->GetPaths(ip); }
+std::vector<PathInfo> Engine::GetPaths(const wire::IpAddr& ip, uint16_t udp_port) const {
+  return impl_->GetPaths(ip, udp_port);
+}
 
 // ---- EngineImpl: verbs ----
 
@@ -216,8 +218,8 @@ absl::Status EngineImpl::ConnectQp(uint32_t qpn, const PeerAddr& peer, uint32_t 
   if (peer.ip.v6 != cfg.local_ip.v6) {
     return absl::InvalidArgumentError("peer and local addresses differ in IP version");
   }
-  if (peer.ip == cfg.local_ip) {
-    return absl::InvalidArgumentError("peer address is this engine's own address");
+  if (peer.ip == cfg.local_ip && peer.udp_port == cfg.udp_port) {
+    return absl::InvalidArgumentError("peer address and port are this engine's own");
   }
   Connection* c = ConnFor(peer);
   if (c == nullptr) {
@@ -340,9 +342,9 @@ size_t EngineImpl::PollCq(uint32_t cq, std::span<Completion> out) {
   return n;
 }
 
-std::vector<PathInfo> EngineImpl::GetPaths(const wire::IpAddr& ip) const {
+std::vector<PathInfo> EngineImpl::GetPaths(const wire::IpAddr& ip, uint16_t udp_port) const {
   std::vector<PathInfo> v;
-  auto it = conn_by_peer.find(ip);
+  auto it = conn_by_peer.find(PeerKey{ip, udp_port});
   if (it == conn_by_peer.end()) return v;
   const Connection* c = conns.at(it->second).get();
   for (const TxPath& p : c->paths) {
@@ -374,7 +376,7 @@ uint16_t EngineImpl::FreshPort() {
 }
 
 Connection* EngineImpl::ConnFor(const PeerAddr& peer) {
-  auto it = conn_by_peer.find(peer.ip);
+  auto it = conn_by_peer.find(PeerKey{peer.ip, peer.udp_port});
   if (it != conn_by_peer.end()) {
     Connection* c = FindConn(it->second);
     if (c->state != ConnState::kFailed) return c;
@@ -395,7 +397,7 @@ Connection* EngineImpl::NewConnection(const PeerAddr& peer) {
   c->state = ConnState::kConnecting;
   SetUpPaths(c.get());
   Connection* raw = c.get();
-  conn_by_peer[peer.ip] = raw->local_id;
+  conn_by_peer[PeerKey{peer.ip, peer.udp_port}] = raw->local_id;
   conn_order.push_back(raw->local_id);
   conns[raw->local_id] = std::move(c);
   return raw;

@@ -268,7 +268,7 @@ class EngineImpl {
   absl::Status PostSend(TimeNs now, uint32_t qpn, const SendWr& wr);
   absl::Status PostRecv(uint32_t qpn, const RecvWr& wr);
   size_t PollCq(uint32_t cq, std::span<Completion> out);
-  std::vector<PathInfo> GetPaths(const wire::IpAddr& ip) const;
+  std::vector<PathInfo> GetPaths(const wire::IpAddr& ip, uint16_t udp_port) const;
 
   // rx.cc: packets in.
   void OnFrame(TimeNs now, std::span<const uint8_t> frame);
@@ -290,8 +290,14 @@ class EngineImpl {
   absl::flat_hash_map<uint32_t, std::unique_ptr<Qp>> qps;
   absl::flat_hash_map<uint32_t, std::unique_ptr<Connection>> conns;  ///< by local id
   std::vector<uint32_t> conn_order;  ///< local ids in creation order: deterministic iteration
-  std::deque<std::pair<wire::FrameInfo, wire::Packet>> loose_tx;  ///< replies without a connection
-  absl::flat_hash_map<wire::IpAddr, uint32_t> conn_by_peer;
+  struct LooseReply {
+    PeerAddr to;
+    wire::Packet packet;
+  };
+  std::deque<LooseReply> loose_tx;  ///< replies without a connection (CONN_REJECT)
+  /** A peer engine: its address and the UDP port it receives on. */
+  using PeerKey = std::pair<wire::IpAddr, uint16_t>;
+  absl::flat_hash_map<PeerKey, uint32_t> conn_by_peer;
   uint32_t next_pd = 1;
   uint32_t next_cq = 1;
   uint32_t next_qpn = 1;

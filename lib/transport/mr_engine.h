@@ -201,7 +201,8 @@ class Engine {
   // ---- Observability ----
   const EngineStats& stats() const;
   /** Paths of the connection to @p peer_ip (empty if there is none). */
-  std::vector<PathInfo> GetPaths(const wire::IpAddr& peer_ip) const;
+  std::vector<PathInfo> GetPaths(const wire::IpAddr& peer_ip,
+                                 uint16_t peer_udp_port = wire::kDefaultUdpPort) const;
 
  private:
   explicit Engine(std::unique_ptr<EngineImpl> impl);

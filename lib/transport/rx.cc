@@ -138,8 +138,10 @@ void EngineImpl::HandleConn(TimeNs now, const wire::FrameInfo& from, const wire:
       r.conn.nonce = b.nonce;
       r.conn.reason = why;
       r.conn.min_version = r.conn.max_version = wire::kVersion;
+      r.conn.udp_port = cfg.udp_port;
       if (loose_tx.size() < kMaxQueuedControl) {
-        loose_tx.emplace_back(from, r);
+        loose_tx.push_back(LooseReply{
+            PeerAddr{from.src, from.eth_src, b.udp_port != 0 ? b.udp_port : cfg.udp_port}, r});
       } else {
         stats.control_dropped++;
       }
@@ -149,14 +151,16 @@ void EngineImpl::HandleConn(TimeNs now, const wire::FrameInfo& from, const wire:
       return;
     }
     Connection* c = nullptr;
-    if (auto it = conn_by_peer.find(from.src); it != conn_by_peer.end()) c = FindConn(it->second);
+    if (auto it = conn_by_peer.find(PeerKey{from.src, b.udp_port}); it != conn_by_peer.end()) {
+      c = FindConn(it->second);
+    }
     if (c != nullptr && c->state == ConnState::kEstablished && c->remote_id != b.src_conn_id) {
       // The peer restarted: what we had with it is gone.
       FailConnection(c);
       c = nullptr;
     }
     if (c == nullptr || c->state == ConnState::kFailed) {
-      PeerAddr peer{from.src, from.eth_src, cfg.udp_port};
+      PeerAddr peer{from.src, from.eth_src, b.udp_port};
       c = NewConnection(peer);
       if (c == nullptr) {
         reply_reject(wire::ConnReason::kNoResources);

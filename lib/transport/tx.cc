@@ -207,7 +207,8 @@ size_t EngineImpl::ConnTx(TimeNs now, Connection* c, std::span<TxSlot> slots) {
                 wire::ConnReason::kNone,
                 cfg.num_paths,
                 cfg.max_payload,
-                0};
+                0,
+                cfg.udp_port};
       if (Emit(now, c, c->paths[0].src_port, &p, &slots[n], wire::Ecn::kNotEct)) n++;
       c->req_at = now + cfg.conn_retry_ns;
     }
@@ -224,7 +225,8 @@ size_t EngineImpl::ConnTx(TimeNs now, Connection* c, std::span<TxSlot> slots) {
               wire::ConnReason::kNone,
               cfg.num_paths,
               cfg.max_payload,
-              0};
+              0,
+              cfg.udp_port};
     if (Emit(now, c, c->paths[0].src_port, &p, &slots[n], wire::Ecn::kNotEct)) n++;
     c->accept_pending = false;
   }
@@ -325,7 +327,7 @@ void EngineImpl::ReapFailed() {
       i++;
       continue;
     }
-    if (auto p = conn_by_peer.find(c->peer.ip);
+    if (auto p = conn_by_peer.find(PeerKey{c->peer.ip, c->peer.udp_port});
         p != conn_by_peer.end() && p->second == c->local_id) {
       conn_by_peer.erase(p);
     }
@@ -342,12 +344,14 @@ size_t EngineImpl::PollTx(TimeNs now, std::span<TxSlot> slots) {
   }
   size_t n = 0;
   while (!loose_tx.empty() && n < slots.size()) {
-    auto& [to, p] = loose_tx.front();
+    LooseReply& r = loose_tx.front();
     TxSlot& s = slots[n];
-    s.addr.dst = to.src;
-    s.addr.eth_dst = to.eth_src;
-    s.addr.dst_port = cfg.udp_port;
-    if (Emit(now, nullptr, config::kPathSourcePortMin, &p, &s, wire::Ecn::kNotEct)) n++;
+    s.addr.dst = r.to.ip;
+    s.addr.eth_dst = r.to.mac;
+    s.addr.dst_port = r.to.udp_port;
+    const uint16_t src_port =
+        cfg.source_ports.empty() ? config::kPathSourcePortMin : cfg.source_ports[0];
+    if (Emit(now, nullptr, src_port, &r.packet, &s, wire::Ecn::kNotEct)) n++;
     loose_tx.pop_front();
   }
   const size_t count = conn_order.size();

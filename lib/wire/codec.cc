@@ -94,7 +94,7 @@ ParseError CheckConn(const Packet& p) {
   const bool opening = p.type == PacketType::kConnReq || p.type == PacketType::kConnAccept;
   if (opening) {
     if (c.reason != ConnReason::kNone) return ParseError::kBadConnReason;
-    if (c.num_paths == 0 || c.max_payload < kMinConnPayloadBytes) {
+    if (c.num_paths == 0 || c.max_payload < kMinConnPayloadBytes || c.udp_port == 0) {
       return ParseError::kBadConnParameters;
     }
   } else if (reason > kConnReasonMax) {
@@ -214,6 +214,7 @@ size_t EncodeTypeHeader(const Packet& p, uint8_t* out) {
       h.num_paths.set(c.num_paths);
       h.max_payload.set(c.max_payload);
       h.capabilities.set(c.capabilities);
+      h.udp_port.set(c.udp_port);
       Store(q, h);
       q += sizeof(h);
       break;
@@ -325,6 +326,7 @@ ParseError DecodeTypeHeader(const uint8_t* in, size_t region, Packet* out) {
       c.num_paths = h.num_paths.get();
       c.max_payload = h.max_payload.get();
       c.capabilities = h.capabilities.get();
+      c.udp_port = h.udp_port.get();
       if (h.reserved0 != 0 || h.reserved1.get() != 0) return ParseError::kReservedNotZero;
       return ParseError::kOk;
     }

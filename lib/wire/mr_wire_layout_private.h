@@ -109,7 +109,8 @@ struct ConnHdr {
   Be16 num_paths;
   Be16 max_payload;
   Be32 capabilities;
-  Be32 reserved1;
+  Be16 udp_port;
+  Be16 reserved1;
 };
 
 struct EthHdr {
@@ -162,7 +163,7 @@ static_assert(sizeof(StreamAckHdr) == kStreamAckBytes);
 static_assert(sizeof(NakHdr) == kNakBytes && offsetof(NakHdr, code) == 12);
 static_assert(sizeof(ProbeHdr) == kProbeBytes);
 static_assert(sizeof(ConnHdr) == kConnBytes && offsetof(ConnHdr, num_paths) == 12);
-static_assert(offsetof(ConnHdr, capabilities) == 16);
+static_assert(offsetof(ConnHdr, capabilities) == 16 && offsetof(ConnHdr, udp_port) == 20);
 static_assert(sizeof(EthHdr) == kEthHeaderBytes);
 static_assert(sizeof(Ipv4Hdr) == kIpv4HeaderBytes);
 static_assert(sizeof(Ipv6Hdr) == kIpv6HeaderBytes);

@@ -92,6 +92,7 @@ struct ConnBody {
   uint16_t num_paths = 0;     ///< paths the sender will spray over (REQ/ACCEPT)
   uint16_t max_payload = 0;   ///< largest payload the sender accepts per packet
   uint32_t capabilities = 0;  ///< optional features; v0 defines none, unknown bits ignored
+  uint16_t udp_port = 0;      ///< UDP port the sender receives MetaRoCE on (REQ/ACCEPT: non-zero)
 };
 
 /** One decoded MetaRoCE packet. */

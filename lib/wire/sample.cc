@@ -83,13 +83,13 @@ void AddConversation(bool v6, std::vector<SamplePacket>* out) {
 
   Packet req;
   req.type = PacketType::kConnReq;
-  req.conn = {h.conn_at_a, 0x5eed1234, 0, 0, ConnReason::kNone, 8, 4096, 0};
+  req.conn = {h.conn_at_a, 0x5eed1234, 0, 0, ConnReason::kNone, 8, 4096, 0, kDefaultUdpPort};
   add("conn_req", true, 0, req);
   // CONN_REQ goes out before A knows B's id.
   out->back().packet.dst_conn_id = 0;
   Packet acc;
   acc.type = PacketType::kConnAccept;
-  acc.conn = {h.conn_at_b, 0x5eed1234, 0, 0, ConnReason::kNone, 8, 4096, 0};
+  acc.conn = {h.conn_at_b, 0x5eed1234, 0, 0, ConnReason::kNone, 8, 4096, 0, kDefaultUdpPort};
   add("conn_accept", false, 0, acc);
 
   Packet probe;

@@ -118,6 +118,7 @@ class EngineUnitTest : public ::testing::Test {
       acc.conn.nonce = out[0].conn.nonce;
       acc.conn.num_paths = kPeerPaths;
       acc.conn.max_payload = static_cast<uint16_t>(kPayload);
+      acc.conn.udp_port = wire::kDefaultUdpPort;
       Feed(acc);
     } else {
       Packet req;
@@ -126,6 +127,7 @@ class EngineUnitTest : public ::testing::Test {
       req.conn.nonce = 0x1234abcd;
       req.conn.num_paths = kPeerPaths;
       req.conn.max_payload = static_cast<uint16_t>(kPayload);
+      req.conn.udp_port = wire::kDefaultUdpPort;
       Feed(req);
       ASSERT_TRUE(eng_->ConnectQp(qpn_, peer, kPeerQpn).ok());
       std::vector<Packet> out = Drain(now_);

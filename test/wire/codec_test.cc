@@ -260,12 +260,12 @@ TEST(Layout, NakProbeAndConnReq) {
   ExpectLayout(pr, WithCrc({0x00, 0x21, 0, 0, 0, 0, 0, 3, 0, 9, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8}));
   Packet c;
   c.type = PacketType::kConnReq;
-  c.conn = {0x0a000001, 0xcafef00d, 0, 0, ConnReason::kNone, 128, 8192, 0};
+  c.conn = {0x0a000001, 0xcafef00d, 0, 0, ConnReason::kNone, 128, 8192, 0, 4792};
   ExpectLayout(c, WithCrc({0x00, 0x30, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
                            0x0a, 0, 0, 1, 0xca, 0xfe, 0xf0, 0x0d,  // src_conn_id, nonce
                            0, 0, 0, 0,                             // versions, reason, reserved
                            0x00, 0x80, 0x20, 0x00,                 // num_paths, max_payload
-                           0, 0, 0, 0, 0, 0, 0, 0}));              // capabilities, reserved
+                           0, 0, 0, 0, 0x12, 0xb8, 0, 0}));        // capabilities, udp_port, reserved
 }
 
 // clang-format on
@@ -533,8 +533,11 @@ TEST(Reject, ConnectionFields) {
   b[kC + 11] = 1;
   expect(b, ParseError::kReservedNotZero, "reserved byte");
   b = req;
-  Put32(b, kC + 20, 1);
+  Put16(b, kC + 22, 1);
   expect(b, ParseError::kReservedNotZero, "reserved word");
+  b = req;
+  Put16(b, kC + 20, 0);
+  expect(b, ParseError::kBadConnParameters, "no receive port");
   b = req;
   Put16(b, 8, 1);
   expect(b, ParseError::kReservedNotZero, "path id");

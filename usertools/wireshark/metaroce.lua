@@ -210,6 +210,7 @@ local f = {
     conn_num_paths = ProtoField.uint16("metaroce.conn.num_paths", "Paths", base.DEC),
     conn_max_payload = ProtoField.uint16("metaroce.conn.max_payload", "Maximum payload", base.DEC),
     conn_capabilities = ProtoField.uint32("metaroce.conn.capabilities", "Capabilities", base.HEX),
+    conn_udp_port = ProtoField.uint16("metaroce.conn.udp_port", "Receive UDP port", base.DEC),
 
     reserved = ProtoField.bytes("metaroce.reserved", "Reserved"),
     payload = ProtoField.bytes("metaroce.payload", "Payload"),
@@ -611,7 +612,8 @@ local function dissect_conn(rd, tvb, tree, ctx)
     local _, paths = rd:uint(t, f.conn_num_paths, 2)
     local _, max_payload = rd:uint(t, f.conn_max_payload, 2)
     rd:uint(t, f.conn_capabilities, 4)
-    rd:reserved(t, 4)
+    rd:uint(t, f.conn_udp_port, 2)
+    rd:reserved(t, 2)
     if src ~= nil then
         info[#info + 1] = "src_conn=" .. hex32(src)
     end
