@@ -420,6 +420,9 @@ void EngineImpl::Establish(Connection* c, const wire::ConnBody& body) {
   c->remote_id = body.src_conn_id;
   c->peer_paths = body.num_paths;
   c->rx_paths.assign(body.num_paths, RxPath{});
+  for (uint16_t i = 0; i < body.num_paths; i++) {
+    c->rx_paths[i].reply_port = c->paths[i % c->paths.size()].src_port;
+  }
   c->chunk_bytes = std::min<uint32_t>(cfg.max_payload, body.max_payload);
   c->state = ConnState::kEstablished;
   for (uint32_t qpn : c->qps) {

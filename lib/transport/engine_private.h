@@ -147,7 +147,8 @@ struct RxPath {
   bool queued = false;  ///< on the connection's ACK queue
   bool ack_now = false;
   TimeNs ack_due = kNever;
-  uint32_t last_qpn = 0;  ///< local QP of the last data packet: its stream ACK rides along
+  uint32_t last_qpn = 0;    ///< local QP of the last data packet: its stream ACK rides along
+  uint16_t reply_port = 0;  ///< our source port for ACKs/NAKs/probe replies of this path
 };
 
 enum class ConnState : uint8_t { kConnecting, kEstablished, kFailed };

@@ -326,6 +326,9 @@ void EngineImpl::HandleNak(TimeNs now, Connection* c, const wire::Packet& p) {
 
 void EngineImpl::HandleProbe(TimeNs now, Connection* c, const wire::Packet& p) {
   if (p.type == PacketType::kProbe) {
+    // The peer is probing this path because it stopped hearing back on it;
+    // the broken direction may be ours, so answer from a fresh port too.
+    if (p.path_id < c->rx_paths.size()) c->rx_paths[p.path_id].reply_port = FreshPort();
     if (c->probe_replies.size() < kMaxQueuedControl) {
       c->probe_replies.emplace_back(p.path_id, p.probe);
     } else {

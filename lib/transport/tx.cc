@@ -192,8 +192,10 @@ TxPath* EngineImpl::PickPath(Connection* c, int prefer) {
 
 size_t EngineImpl::ConnTx(TimeNs now, Connection* c, std::span<TxSlot> slots) {
   size_t n = 0;
+  // Control packets about a peer path leave from that path's reply port.
   auto control_port = [c](uint16_t path_id) {
-    return c->paths[path_id % c->paths.size()].src_port;
+    return path_id < c->rx_paths.size() ? c->rx_paths[path_id].reply_port
+                                        : c->paths[path_id % c->paths.size()].src_port;
   };
   if (c->state == ConnState::kFailed) return 0;
   if (c->state == ConnState::kConnecting) {

@@ -326,6 +326,41 @@ TEST(Failure, BlackholedLinkMidTransferLosesNothing) {
   EXPECT_EQ(a.engine().stats().conn_failures, 0u);
 }
 
+TEST(Failure, DeadReturnDirectionRecovers) {
+  sim::Fabric fabric(9);
+  sim::LeafSpineConfig ls;
+  ls.leaves = 2;
+  ls.spines = 4;
+  ls.hosts_per_leaf = 1;
+  auto topo = sim::BuildLeafSpine(fabric, ls);
+  ASSERT_TRUE(topo.ok());
+  EngineConfig cfg;
+  cfg.seed = 51;
+  SimNode a(topo->host(0, 0), cfg);
+  cfg.seed = 52;
+  SimNode b(topo->host(1, 0), cfg);
+  // Only one direction of one link dies: leaf1 -> spine1, which carries
+  // B's ACKs for some of A's paths while A's data still gets through.
+  sim::FaultConfig cut;
+  cut.blackhole_at_ps = 0;
+  ASSERT_TRUE(fabric.SetLinkFaults(topo->fabric_link(1, 1), cut, sim::LinkDirection::kAtoB).ok());
+  WorkloadConfig wc;
+  wc.ops_per_qp = 60;
+  wc.seed = 9;
+  Workload w(&fabric, {&a, &b}, wc);
+  const WorkloadResult r = w.Run(2 * sim::kPsPerSec);
+  ASSERT_TRUE(r.error.empty()) << r.error;
+  // Give failed paths time to be probed back: the answering side moves its
+  // reply port on each probe until one gets through.
+  fabric.RunUntil(fabric.Now() + 20 * sim::kPsPerMs);
+  for (SimNode* n : {&a, &b}) {
+    SimNode* other = n == &a ? &b : &a;
+    for (const PathInfo& p : n->engine().GetPaths(other->host()->ipv4())) {
+      EXPECT_TRUE(p.active) << "path " << p.path_id << " still failed";
+    }
+  }
+}
+
 TEST(Failure, GrayLinkIsAvoided) {
   sim::Fabric fabric(6);
   sim::LeafSpineConfig ls;
