@@ -76,6 +76,9 @@ inline constexpr uint64_t kConnFailAfterNs = 20'000'000;
 /** Interval between CONN_REQ retransmissions while a connection is being set up. */
 inline constexpr uint64_t kConnRetryNs = 1'000'000;
 
+/** Chunks a message sends before the next QP (or response) takes its turn. */
+inline constexpr uint32_t kTxQuantumChunks = 16;
+
 /** Unacknowledged messages per stream a receiver keeps state for (bounds peer-driven state). */
 inline constexpr uint32_t kStreamWindowMsgs = 1024;
 

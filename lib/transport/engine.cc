@@ -487,8 +487,23 @@ void EngineImpl::ReleaseSends(Qp* qp) {
       m->resp_received.Reset(std::max<uint32_t>(1, (m->len + c->chunk_bytes - 1) / c->chunk_bytes));
     }
     if (IsReadOrAtomic(m->opcode)) qp->rd_atomic_pending++;
-    Ready(c, ref);
     qp->sq_sched++;
+  }
+  FeedTx(c, qp);
+}
+
+void EngineImpl::FeedTx(Connection* c, Qp* qp) {
+  if (qp->tx_queued || qp->state != QpState::kReady) return;
+  // A QP sends its messages one after another (completions are in posting
+  // order anyway); the connection takes turns between QPs.
+  for (; qp->sq_tx < qp->sq_sched && qp->sq_tx < qp->sq.size(); qp->sq_tx++) {
+    const MsgRef ref = qp->sq[qp->sq_tx];
+    TxMsg* m = Msg(c, ref);
+    if (m == nullptr || m->done || m->next_chunk >= m->num_chunks) continue;
+    m->fifo = true;
+    qp->tx_queued = true;
+    Ready(c, ref);
+    return;
   }
 }
 
@@ -525,6 +540,7 @@ void EngineImpl::CompleteSends(Qp* qp) {
     }
     qp->sq.pop_front();
     if (qp->sq_sched > 0) qp->sq_sched--;
+    if (qp->sq_tx > 0) qp->sq_tx--;
   }
   ReleaseSends(qp);
 }

@@ -52,6 +52,8 @@ struct TxMsg {
   uint32_t next_chunk = 0;  ///< first chunk never sent
   ChunkSet delivered;       ///< chunks acknowledged at the path level
   bool on_ready = false;    ///< queued for first transmission
+  bool fifo = false;        ///< queued as its QP's current message (not an RNR resend or response)
+  uint32_t quantum = 0;     ///< chunks sent in the current turn
   // Where the bytes come from: a request's gather list, or a READ response's source.
   SgList sg;
   uint64_t src_va = 0;
@@ -221,8 +223,10 @@ struct Qp {
   uint32_t conn = 0;  ///< local id of its connection
   uint32_t remote_qpn = 0;
   // Send side.
-  std::deque<MsgRef> sq;  ///< posting order
-  uint32_t sq_sched = 0;  ///< sq index of the first message not yet released to the scheduler
+  std::deque<MsgRef> sq;   ///< posting order
+  uint32_t sq_sched = 0;   ///< sq index of the first message not yet released to the scheduler
+  uint32_t sq_tx = 0;      ///< sq index of the message whose chunks go out now
+  bool tx_queued = false;  ///< that message is on the connection's ready queue
   uint32_t next_msn = 0;
   uint32_t next_recv_seq = 0;
   uint32_t peer_msn_next = 0;  ///< from stream ACKs
@@ -320,6 +324,7 @@ class EngineImpl {
   TxMsg* Msg(Connection* c, MsgRef r);
   void FreeMsg(Connection* c, MsgRef r);
   void ReleaseSends(Qp* qp);  ///< hands posted messages to the scheduler as order rules allow
+  void FeedTx(Connection* c, Qp* qp);  ///< queues the QP's next message with unsent chunks
   void Ready(Connection* c, MsgRef r);
 
   // ---- completions (engine.cc) ----

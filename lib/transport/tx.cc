@@ -297,12 +297,23 @@ size_t EngineImpl::ConnTx(TimeNs now, Connection* c, std::span<TxSlot> slots) {
     c->retx.pop_front();
     n++;
   }
+  // A message leaves the ready queue when all its chunks went out; the QP
+  // then queues its next one.
+  auto leave = [this, c](TxMsg* m) {
+    m->on_ready = false;
+    if (!m->fifo) return;
+    m->fifo = false;
+    if (Qp* qp = FindQp(m->qpn); qp != nullptr && qp->conn == c->local_id) {
+      qp->tx_queued = false;
+      FeedTx(c, qp);
+    }
+  };
   while (!c->ready.empty() && n < slots.size()) {
     const MsgRef ref = c->ready.front();
     TxMsg* m = Msg(c, ref);
-    if (m == nullptr || !m->on_ready || m->next_chunk >= m->num_chunks) {
+    if (m == nullptr || !m->on_ready || m->done || m->next_chunk >= m->num_chunks) {
       c->ready.pop_front();
-      if (m != nullptr) m->on_ready = false;
+      if (m != nullptr) leave(m);
       continue;
     }
     TxPath* path = PickPath(c, -1);
@@ -310,12 +321,14 @@ size_t EngineImpl::ConnTx(TimeNs now, Connection* c, std::span<TxSlot> slots) {
     if (!SendChunk(now, c, path, ref, m->next_chunk, false, false, &slots[n])) break;
     n++;
     m->next_chunk++;
-    c->ready.pop_front();
-    // One packet per message in turn: streams share the connection fairly.
-    if (m->next_chunk < m->num_chunks) {
+    if (m->next_chunk == m->num_chunks) {
+      c->ready.pop_front();
+      leave(m);
+    } else if (++m->quantum >= config::kTxQuantumChunks) {
+      // Turn over: QPs and responses share the connection in quanta.
+      m->quantum = 0;
+      c->ready.pop_front();
       c->ready.push_back(ref);
-    } else {
-      m->on_ready = false;
     }
   }
   return n;

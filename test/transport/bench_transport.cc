@@ -27,6 +27,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+
+#include <unistd.h>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -228,6 +230,9 @@ struct Options {
   int seeds = 0;       ///< 0: the mode's default
   unsigned figures = kAll;
 };
+
+// A progress line that rewrites itself only makes sense on a terminal.
+bool Progress(const Options& o) { return !o.json && isatty(STDERR_FILENO) != 0; }
 
 void Usage(FILE* f) {
   std::fprintf(f,
@@ -636,15 +641,15 @@ GoodputFigure RunGoodputFigure(const Options& o) {
   for (double loss : f.losses) {
     f.runs.emplace_back();
     for (uint64_t seed : f.seeds) {
-      if (!o.json) std::fprintf(stderr, "  goodput: loss %.1f %% seed %lu\r", loss * 100, seed);
+      if (Progress(o)) std::fprintf(stderr, "  goodput: loss %.1f %% seed %lu\r", loss * 100, seed);
       f.runs.back().push_back(RunGoodput(loss, seed, false, f.setup));
     }
   }
   for (uint64_t seed : f.seeds) {
-    if (!o.json) std::fprintf(stderr, "  goodput: blackhole seed %lu        \r", seed);
+    if (Progress(o)) std::fprintf(stderr, "  goodput: blackhole seed %lu        \r", seed);
     f.blackhole.push_back(RunGoodput(0, seed, true, f.setup));
   }
-  if (!o.json) std::fprintf(stderr, "%60s\r", "");
+  if (Progress(o)) std::fprintf(stderr, "%60s\r", "");
   f.wall_s = SecondsSince(wall0);
   return f;
 }
@@ -1233,7 +1238,7 @@ CostFigure RunCostFigure(const Options& o) {
   const Clock::time_point wall0 = Clock::now();
   CostFigure f;
   f.seconds = o.seconds != 0 ? o.seconds : (o.quick ? 0.2 : 1.0);
-  if (!o.json) std::fprintf(stderr, "  engine cost...\r");
+  if (Progress(o)) std::fprintf(stderr, "  engine cost...\r");
   f.rows.push_back(RunCost("64 B WRITEs (1 pkt each)", 64, 4, 128, 16, f.seconds));
   f.rows.push_back(RunCost("4 KiB WRITEs (1 pkt each)", 4096, 4, 128, 16, f.seconds));
   f.rows.push_back(RunCost("1 MiB WRITEs (4 KiB pkts)", kMsgBytes, 4, 2, 1, f.seconds));
@@ -1244,7 +1249,7 @@ CostFigure RunCostFigure(const Options& o) {
   f.copy_64 = RunCopies("2 x memcpy 64 B (gather + place)", 64, 64 * 512, ps);
   f.copy_4k = RunCopies("2 x memcpy 4 KiB (gather + place)", 4096, 8u << 20, ps);
   f.crc_4k = RunCrc("2 x Crc32c over a 4 KiB WRITE (encode + verify)", ps);
-  if (!o.json) std::fprintf(stderr, "%60s\r", "");
+  if (Progress(o)) std::fprintf(stderr, "%60s\r", "");
   f.wall_s = SecondsSince(wall0);
   return f;
 }

@@ -311,7 +311,7 @@ TEST(Failure, BlackholedLinkMidTransferLosesNothing) {
   SimNode b(topo->host(1, 0), cfg);
   // Cut leaf0-spine1 for good (no routing reconvergence) shortly after start.
   sim::FaultConfig cut;
-  cut.blackhole_at_ps = 300 * sim::kPsPerUs;
+  cut.blackhole_at_ps = 50 * sim::kPsPerUs;
   ASSERT_TRUE(fabric.SetLinkFaults(topo->fabric_link(0, 1), cut).ok());
   WorkloadConfig wc;
   wc.ops_per_qp = 80;
