@@ -15,18 +15,22 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 cat <<'TXT'
-== metaroce demo: wire format v0 ==
-The transport engine and the dataplane are not built yet. What exists is the
-wire format: every packet type, encoded into Ethernet/IPv4 and Ethernet/IPv6
-frames, written to a pcap capture, and decoded again by the same parser the
-dataplane will use, then by the Wireshark dissector. Addresses are from the
-documentation ranges; nothing is sent on any network.
+== metaroce demo ==
+What runs today: the wire format, and the transport engine on a simulated
+leaf-spine fabric. The DPDK dataplane does not exist yet, so nothing below
+uses a NIC; addresses are from documentation ranges or simulated, and
+nothing is sent on any network.
+
+== 1. wire format v0 ==
+Every packet type, encoded into Ethernet/IPv4 and Ethernet/IPv6 frames,
+written to a pcap capture, decoded by the parser the engine uses, then by
+the Wireshark dissector.
 
 TXT
 build/app/mr-decode --sample "$work/sample.pcap"
 echo
 echo "-- mr-decode (metaroce's parser), first 12 packets and the summary --"
-build/app/mr-decode "$work/sample.pcap" | head -n 12
+build/app/mr-decode "$work/sample.pcap" | sed -n 1,12p
 build/app/mr-decode --summary "$work/sample.pcap"
 
 echo
@@ -45,5 +49,17 @@ build/app/mr-decode --summary "$work/corrupt.pcap"
 if command -v tshark >/dev/null; then
   echo
   echo "-- tshark with usertools/wireshark/metaroce.lua --"
-  tshark -X lua_script:usertools/wireshark/metaroce.lua -r "$work/sample.pcap" 2>/dev/null | head -n 12
+  tshark -X lua_script:usertools/wireshark/metaroce.lua -r "$work/sample.pcap" 2>/dev/null | sed -n 1,12p
 fi
+
+cat <<'TXT'
+
+== 2. transport engine on the simulated fabric ==
+Two hosts on a 2-leaf x 8-spine fabric, one connection sprayed over 8 paths,
+RDMA WRITEs under random loss and with a spine link blackholed mid-run; then
+the engine's cost per packet and its state per connection and path.
+(The full run, with more seeds: build/test/transport/bench_transport;
+figures and discussion: doc/transport-figures.md.)
+
+TXT
+build/test/transport/bench_transport --quick
