@@ -15,7 +15,7 @@ meson install -C "$builddir" --no-rebuild --destdir "$stage" --quiet
 pc=$(find "$stage" -name metaroce.pc | head -n 1)
 [ -n "$pc" ] || { echo "check_install: no metaroce.pc was installed" >&2; exit 1; }
 libdir=$(dirname "$(dirname "$pc")")
-for h in mr_wire.h mr_wire_codec.h mr_config.h; do
+for h in mr_wire.h mr_wire_codec.h mr_config.h mr_device.h mr_port.h mr_engine.h; do
   [ -n "$(find "$stage" -path "*/include/metaroce/$h")" ] || { echo "check_install: $h not installed" >&2; exit 1; }
 done
 ls "$libdir"/libmetaroce_wire.so* >/dev/null

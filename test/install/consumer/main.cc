@@ -3,9 +3,11 @@
  */
 
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #include <mr_config.h>
+#include <mr_device.h>
 #include <mr_wire.h>
 
 int main() {
@@ -22,5 +24,15 @@ int main() {
     return 1;
   }
   std::printf("consumer: encoded and parsed a %zu-byte SEND with installed metaroce\n", *n);
+  // The drivers came along through pkg-config and registered themselves.
+  metaroce::DeviceConfig cfg;
+  cfg.port = "udp:ip=127.0.0.1,port=0";
+  auto dev = metaroce::Device::Open(cfg);
+  if (!dev.ok()) {
+    std::fprintf(stderr, "consumer: %s\n", std::string(dev.status().message()).c_str());
+    return 1;
+  }
+  std::printf("consumer: opened a device on %s port %u\n", (*dev)->port_info().driver.c_str(),
+              (*dev)->port_info().udp_port);
   return 0;
 }

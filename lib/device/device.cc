@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The metaroce authors
+ */
+
+#include <time.h>
+
+#include "mr_device.h"
+#include "mr_port_fault.h"
+
+namespace metaroce {
+
+absl::StatusOr<std::unique_ptr<Device>> Device::Open(const DeviceConfig& cfg) {
+  auto port = port::OpenPort(cfg.port);
+  if (!port.ok()) return port.status();
+  std::unique_ptr<port::Port> p = std::move(*port);
+  if (!cfg.faults.empty()) {
+    auto faulty = port::WithFaults(std::move(p), cfg.faults);
+    if (!faulty.ok()) return faulty.status();
+    p = std::move(*faulty);
+  }
+  std::unique_ptr<Device> d(new Device());
+  const port::PortInfo& info = p->info();
+  transport::EngineConfig ec = cfg.engine;
+  ec.local_ip = info.ip;
+  ec.local_mac = info.mac;
+  ec.framing = info.framing;
+  ec.udp_port = info.udp_port;
+  ec.source_ports = info.source_ports;
+  auto engine = transport::Engine::Create(ec, &d->mem_);
+  if (!engine.ok()) return engine.status();
+  d->port_ = std::move(p);
+  d->engine_ = std::move(*engine);
+  return d;
+}
+
+Device::~Device() = default;
+
+transport::TimeNs Device::Now() const {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<transport::TimeNs>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+transport::PeerAddr Device::address() const {
+  const port::PortInfo& info = port_->info();
+  return transport::PeerAddr{info.ip, info.mac, info.udp_port};
+}
+
+size_t Device::Poll() {
+  size_t work = 0;
+  const uint16_t n = port_->RxBurst(0, rx_.data(), kBurst);
+  transport::TimeNs now = Now();
+  const bool frames = port_->info().framing == transport::Framing::kEthernet;
+  for (uint16_t i = 0; i < n; i++) {
+    if (frames) {
+      engine_->OnFrame(now, rx_[i].data);
+    } else {
+      engine_->OnDatagram(now, rx_[i].addr, rx_[i].data);
+    }
+  }
+  work += n;
+  if (n == 0 && !engine_->HasPendingTx() && engine_->NextDeadline() > now) return work;
+  for (;;) {
+    const uint16_t room = port_->TxAlloc(0, tx_.data(), kBurst);
+    if (room == 0) break;
+    const size_t filled = engine_->PollTx(now, {tx_.data(), room});
+    for (size_t i = filled; i < room; i++) tx_[i].len = 0;  // return unused buffers
+    port_->TxBurst(0, tx_.data(), room);
+    work += filled;
+    if (filled < room) break;
+  }
+  return work;
+}
+
+}  // namespace metaroce

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The metaroce authors
+ */
+
+/**
+ * @file
+ * The embedding API: a MetaRoCE device is one protocol engine on one port,
+ * driven run-to-completion by the thread that owns it. A storage server
+ * creates a device, uses the verbs-level calls of engine() (PDs, MRs, CQs,
+ * QPs, post, poll) and calls Poll() in its loop; nothing runs behind its
+ * back. See doc/device.md and examples/.
+ */
+
+#ifndef METAROCE_MR_DEVICE_H
+#define METAROCE_MR_DEVICE_H
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "mr_port.h"
+#include "mr_transport.h"
+
+namespace metaroce {
+
+/** How to open a device. */
+struct DeviceConfig {
+  /** Port driver and arguments, e.g. "udp:ip=127.0.0.1,port=4792". */
+  std::string port;
+  /** Optional fault injection in front of the port (lib/port/mr_port_fault.h), e.g. "drop=0.01". */
+  std::string faults;
+  /**
+   * Engine settings. Addresses, framing, UDP port and source ports are taken
+   * from the port; everything else (paths, windows, timers, seed) from here.
+   */
+  transport::EngineConfig engine;
+};
+
+/** One engine on one port, polled by its owner's thread. Not thread-safe. */
+class Device {
+ public:
+  static absl::StatusOr<std::unique_ptr<Device>> Open(const DeviceConfig& cfg);
+  ~Device();
+
+  /** The verbs-level API (control path, PostSend/PostRecv, PollCq). */
+  transport::Engine& engine() { return *engine_; }
+  /** The engine's clock: monotonic nanoseconds (pass it to PostSend). */
+  transport::TimeNs Now() const;
+  /** Where peers reach this device (give it to ConnectQp on the other side). */
+  transport::PeerAddr address() const;
+  const port::PortInfo& port_info() const { return port_->info(); }
+  port::PortStats port_stats() const { return port_->stats(); }
+
+  /**
+   * One run-to-completion iteration: receive a burst into the engine, run its
+   * timers, transmit what it has. Returns packets received plus sent.
+   */
+  size_t Poll();
+
+ private:
+  Device() = default;
+  static constexpr uint16_t kBurst = 32;
+  std::unique_ptr<port::Port> port_;
+  transport::ProcessMemory mem_;
+  std::unique_ptr<transport::Engine> engine_;
+  std::array<port::RxPacket, kBurst> rx_;
+  std::array<transport::TxSlot, kBurst> tx_;
+};
+
+}  // namespace metaroce
+
+#endif  // METAROCE_MR_DEVICE_H
