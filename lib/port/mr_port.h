@@ -35,7 +35,7 @@ struct RxPacket {
 struct PortStats {
   uint64_t rx_packets = 0;
   uint64_t rx_bytes = 0;
-  uint64_t rx_errors = 0;     ///< receive calls that failed (socket errors, ...)
+  uint64_t rx_errors = 0;  ///< receive calls that failed (socket errors, ...)
   uint64_t tx_packets = 0;
   uint64_t tx_bytes = 0;
   uint64_t tx_errors = 0;     ///< packets the port could not send (queue full, socket errors)
@@ -48,7 +48,7 @@ struct PortInfo {
   transport::Framing framing = transport::Framing::kEthernet;
   wire::IpAddr ip;
   wire::MacAddr mac;
-  uint16_t udp_port = 0;               ///< MetaRoCE destination port it receives on
+  uint16_t udp_port = 0;  ///< MetaRoCE destination port it receives on
   uint16_t num_queues = 1;
   uint32_t max_frame_bytes = 0;        ///< largest packet it sends (MTU + headers)
   std::vector<uint16_t> source_ports;  ///< non-empty: the only source ports it can send from
@@ -94,15 +94,16 @@ struct PortDriver {
 void RegisterDriver(const PortDriver* driver);
 /** The registered drivers, by name. */
 std::vector<const PortDriver*> Drivers();
-/** Creates a port from "driver:args"; the error lists the known drivers or names the bad argument. */
+/** Creates a port from "driver:args"; the error lists the known drivers or names the bad argument.
+ */
 absl::StatusOr<std::unique_ptr<Port>> OpenPort(const std::string& spec);
 
 }  // namespace metaroce::port
 
 /** Registers a driver at program start, like DPDK's RTE_PMD_REGISTER_VDEV. */
-#define MR_PORT_DRIVER_REGISTER(var)                              \
+#define MR_PORT_DRIVER_REGISTER(var)                                  \
   __attribute__((constructor)) static void mr_port_register_##var() { \
-    ::metaroce::port::RegisterDriver(&(var));                      \
+    ::metaroce::port::RegisterDriver(&(var));                         \
   }
 
 #endif  // METAROCE_MR_PORT_H
