@@ -46,6 +46,9 @@ inline constexpr uint64_t kRtoMinNs = 100'000;
 /** Highest retransmission timeout after backoff. */
 inline constexpr uint64_t kRtoMaxNs = 20'000'000;
 
+/** Shortest wait (2 SRTT otherwise) before re-sending the newest packet of a silent path. */
+inline constexpr uint64_t kTlpMinNs = 10'000;
+
 /** RTO before the first RTT sample. */
 inline constexpr uint64_t kRtoInitialNs = 1'000'000;
 

@@ -120,7 +120,9 @@ struct TxPath {
   TimeNs srtt = 0;
   TimeNs rttvar = 0;
   TimeNs rto = 0;
-  uint32_t timeouts = 0;  ///< consecutive
+  uint32_t timeouts = 0;    ///< consecutive
+  TimeNs last_sent_at = 0;  ///< newest data packet (not a probe)
+  bool tlp_sent = false;    ///< a tail-loss probe went out since
   TimeNs failed_at = kNever;
   TimeNs probe_at = kNever;
   uint32_t probe_seq = 0;
@@ -366,6 +368,7 @@ class EngineImpl {
   void DeclareLost(TimeNs now, Connection* c, TxPath* path, uint32_t psn, bool by_rto);
   void AdvanceUna(TxPath* path);
   void PathTimeout(TimeNs now, Connection* c, TxPath* path);
+  TimeNs TlpDeadline(const TxPath& p) const;
   void FailPath(TimeNs now, Connection* c, TxPath* path);
   void CheckPathHealth(TimeNs now, Connection* c, TxPath* path);
 

@@ -47,6 +47,8 @@ struct EngineConfig {
   TimeNs rto_min_ns = config::kRtoMinNs;
   TimeNs rto_max_ns = config::kRtoMaxNs;
   TimeNs rto_initial_ns = config::kRtoInitialNs;
+  bool tail_loss_probe = true;            ///< re-send the newest packet after 2 SRTT of silence
+  TimeNs tlp_min_ns = config::kTlpMinNs;  ///< shortest wait before a tail-loss probe
   uint32_t ack_every_pkts = config::kAckEveryPkts;
   TimeNs ack_delay_ns = config::kAckDelayNs;
   uint32_t path_fail_timeouts = config::kPathFailTimeouts;
@@ -127,6 +129,7 @@ struct EngineStats {
   uint64_t tx_probes = 0;
   uint64_t lost_detected_sack = 0;  ///< losses found from a SACK gap
   uint64_t lost_detected_rto = 0;   ///< losses found by a retransmission timeout
+  uint64_t tail_loss_probes = 0;    ///< newest packets sent again after 2 SRTT of silence
   uint64_t path_failures = 0;
   uint64_t path_loss_failures = 0;  ///< of those, for losing much more than the other paths
   uint64_t conn_failures = 0;

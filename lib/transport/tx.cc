@@ -124,6 +124,8 @@ bool EngineImpl::SendChunk(TimeNs now, Connection* c, TxPath* path, MsgRef ref, 
   path->inflight++;
   c->inflight++;
   path->tx_pkts++;
+  path->last_sent_at = now;
+  if (!probe) path->tlp_sent = false;  // one tail-loss probe per burst of new sends
   if (++path->health_sent >= cfg.path_health_window_pkts) CheckPathHealth(now, c, path);
   stats.tx_data_pkts++;
   if (retx) {
@@ -455,11 +457,30 @@ void EngineImpl::PathTimeout(TimeNs now, Connection* c, TxPath* path) {
 
 // ---- Timers ----
 
+TimeNs EngineImpl::TlpDeadline(const TxPath& p) const {
+  const TimeNs wait = p.has_rtt ? std::max<TimeNs>(2 * p.srtt, cfg.tlp_min_ns) : p.rto / 2;
+  return p.last_sent_at + wait;
+}
+
 void EngineImpl::ConnTimers(TimeNs now, Connection* c) {
   if (c->state != ConnState::kEstablished) return;
   for (TxPath& path : c->paths) {
     if (path.state != PathState::kActive || path.inflight == 0) continue;
-    if (path.At(path.una).sent_at + path.rto <= now) PathTimeout(now, c, &path);
+    if (path.At(path.una).sent_at + path.rto <= now) {
+      PathTimeout(now, c, &path);
+    } else if (cfg.tail_loss_probe && !path.tlp_sent && TlpDeadline(path) <= now) {
+      // Tail-loss probe: nothing was sent for a while and the newest packets
+      // are unacknowledged. Send the newest again; its ACK shows any gap
+      // before it, which SACK recovery then repairs, long before the RTO.
+      for (uint32_t psn = path.next_psn; psn != path.una;) {
+        const Inflight& e = path.At(--psn);
+        if (!e.live) continue;
+        c->retx.push_back(RetxChunk{e.msg, e.chunk, path.id, true});
+        stats.tail_loss_probes++;
+        break;
+      }
+      path.tlp_sent = true;
+    }
   }
   if (c->all_failed_since != kNever && now - c->all_failed_since >= cfg.conn_fail_after_ns) {
     FailConnection(c);
@@ -508,6 +529,7 @@ TimeNs EngineImpl::ConnDeadline(const Connection* c) const {
   for (const TxPath& p : c->paths) {
     if (p.state == PathState::kActive && p.inflight != 0) {
       t = std::min(t, p.At(p.una).sent_at + p.rto);
+      if (cfg.tail_loss_probe && !p.tlp_sent) t = std::min(t, TlpDeadline(p));
     } else if (p.state == PathState::kFailed) {
       t = std::min(t, p.probe_at);
     }

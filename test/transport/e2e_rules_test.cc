@@ -511,6 +511,28 @@ TEST(Failure, RestartedPeerIsANewConnection) {
   EXPECT_EQ(0, std::memcmp(mem_b.data(), mem_a.data(), 4096));
 }
 
+TEST(Failure, TailLossIsRepairedLongBeforeTheRto) {
+  Pair::Options o;
+  o.cfg.rto_min_ns = o.cfg.rto_initial_ns = 20'000'000;  // a slow RTO: 20 ms
+  Pair p(o);
+  sim::FaultConfig f;
+  f.loss_probability = 0.02;
+  ASSERT_TRUE(p.fabric().SetAllLinkFaults(f).ok());
+  // One single-packet WRITE at a time: every loss is a tail loss.
+  const sim::SimTime start = p.fabric().Now();
+  for (uint64_t i = 1; i <= 200; i++) {
+    ASSERT_TRUE(p.Post(0, p.Wr(Opcode::kWrite, 0, 1024, 0, i)).ok());
+    auto c = p.Wait(0, i, sim::kPsPerSec);
+    ASSERT_EQ(c.size(), i);
+    ASSERT_EQ(c.back().status, WcStatus::kSuccess);
+  }
+  const EngineStats& st = p.E(0).stats();
+  EXPECT_GT(st.tail_loss_probes, 0u);
+  EXPECT_EQ(st.lost_detected_rto, 0u);
+  // About 8 losses (data or ACK) at 20 ms each would take 160 ms with the RTO alone.
+  EXPECT_LT(p.fabric().Now() - start, 40 * sim::kPsPerMs);
+}
+
 // ---- Sizes, MTUs, path counts ----
 
 void RoundTrip(Pair& p, uint32_t len) {

@@ -710,8 +710,37 @@ TEST_F(EngineUnitTest, ConnWindowLimitsAcrossPaths) {
 
 // ---- 6. Retransmission timeout, path failure, probing ----
 
-TEST_F(EngineUnitTest, RtoRetransmitsThenFailsPathAndProbeRevivesIt) {
+TEST_F(EngineUnitTest, TailLossProbeResendsTheNewestPacket) {
   ASSERT_NO_FATAL_FAILURE(Start(BaseConfig()));
+  FillSource(4 * kPayload);
+  const TimeNs t0 = now_;
+  ASSERT_NO_FATAL_FAILURE(PostWrite(3, 4 * kPayload));
+  ASSERT_EQ(Drain(t0).size(), 4u);
+  // No RTT sample yet: the probe waits half the initial RTO, well before the RTO.
+  const TimeNs tlp = t0 + cfg_.rto_initial_ns / 2;
+  EXPECT_EQ(eng_->NextDeadline(), tlp);
+  EXPECT_TRUE(Drain(tlp - 1).empty());
+  std::vector<Packet> out = Drain(tlp);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].data.msg_offset, 3 * kPayload);  // the newest chunk, as a probe
+  EXPECT_EQ(out[0].data.psn, 4u);
+  EXPECT_NE(out[0].flags & wire::flags::kAckReq, 0);
+  EXPECT_EQ(eng_->stats().tail_loss_probes, 1u);
+  // Only one probe per burst: next comes the RTO.
+  EXPECT_EQ(eng_->NextDeadline(), t0 + cfg_.rto_initial_ns);
+  // The probe's ACK shows PSN 1 missing (0, 2, 3 and the probe arrived): SACK
+  // recovery re-sends exactly chunk 1 at once.
+  Feed(Ack(0, 1, {0b111}));  // bits 0..2: PSNs 2, 3 and 4
+  out = Drain(tlp);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].data.msg_offset, 1 * kPayload);
+  EXPECT_EQ(eng_->stats().lost_detected_rto, 0u);
+}
+
+TEST_F(EngineUnitTest, RtoRetransmitsThenFailsPathAndProbeRevivesIt) {
+  EngineConfig cfg = BaseConfig();
+  cfg.tail_loss_probe = false;  // the RTO alone
+  ASSERT_NO_FATAL_FAILURE(Start(cfg));
   FillSource(4 * kPayload);
   const TimeNs t0 = now_;
   ASSERT_NO_FATAL_FAILURE(PostWrite(3, 4 * kPayload));
