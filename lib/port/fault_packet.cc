@@ -80,29 +80,6 @@ void Ipv4HeaderChecksum(std::span<uint8_t> d, size_t l3) {
 
 }  // namespace
 
-Rng::Rng(uint64_t seed) {
-  for (auto& w : s_) {
-    seed += 0x9e3779b97f4a7c15ull;
-    uint64_t z = seed;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    w = z ^ (z >> 31);
-  }
-}
-
-uint64_t Rng::Next() {
-  auto rotl = [](uint64_t x, int k) { return (x << k) | (x >> (64 - k)); };
-  const uint64_t result = rotl(s_[1] * 5, 7) * 9;
-  const uint64_t t = s_[1] << 17;
-  s_[2] ^= s_[0];
-  s_[3] ^= s_[1];
-  s_[1] ^= s_[2];
-  s_[0] ^= s_[3];
-  s_[2] ^= t;
-  s_[3] = rotl(s_[3], 45);
-  return result;
-}
-
 bool SourcePort(transport::Framing framing, std::span<const uint8_t> data,
                 const wire::FrameInfo& addr, uint16_t* port) {
   if (framing == transport::Framing::kUdp) {

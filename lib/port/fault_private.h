@@ -11,27 +11,13 @@
 #include <span>
 
 #include "mr_engine.h"
+#include "mr_rng.h"
 #include "mr_wire_frame.h"
 
 namespace metaroce::port::fault {
 
-/** xoshiro256** seeded through splitmix64: deterministic for a seed, no OS entropy. */
-class Rng {
- public:
-  explicit Rng(uint64_t seed);
-  uint64_t Next();
-  /** Uniform in [0, n), n > 0. */
-  uint64_t Below(uint64_t n) { return Next() % n; }
-  /** True with probability @p p (0 and 1 draw nothing). */
-  bool Chance(double p) {
-    if (p <= 0) return false;
-    if (p >= 1) return true;
-    return static_cast<double>(Next() >> 11) * 0x1.0p-53 < p;
-  }
-
- private:
-  uint64_t s_[4];
-};
+/** The fault stage draws from the engine's deterministic generator. */
+using Rng = transport::Rng;
 
 /** UDP source port of a packet; false if a frame's headers cannot be read. */
 bool SourcePort(transport::Framing framing, std::span<const uint8_t> data,

@@ -24,8 +24,8 @@
 #include "absl/hash/hash.h"
 #include "chunk_set_private.h"
 #include "mr_engine.h"
+#include "mr_rng.h"
 #include "protection_private.h"
-#include "rng_private.h"
 
 namespace metaroce::transport {
 

@@ -18,8 +18,8 @@
 
 #include "absl/status/statusor.h"
 #include "mr_engine.h"
+#include "mr_rng.h"
 #include "mr_wire_defs.h"
-#include "rng_private.h"
 
 namespace metaroce::transport {
 

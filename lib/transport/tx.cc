@@ -200,38 +200,28 @@ size_t EngineImpl::ConnTx(TimeNs now, Connection* c, std::span<TxSlot> slots) {
                                         : c->paths[path_id % c->paths.size()].src_port;
   };
   if (c->state == ConnState::kFailed) return 0;
+  // CONN_REQ and CONN_ACCEPT say the same about us; only the nonce differs.
+  auto opening = [&](PacketType type, uint32_t nonce) {
+    wire::Packet p;
+    p.type = type;
+    p.dst_conn_id = type == PacketType::kConnReq ? 0 : c->remote_id;
+    p.conn.src_conn_id = c->local_id;
+    p.conn.nonce = nonce;
+    p.conn.min_version = p.conn.max_version = wire::kVersion;
+    p.conn.num_paths = cfg.num_paths;
+    p.conn.max_payload = cfg.max_payload;
+    p.conn.udp_port = cfg.udp_port;
+    if (Emit(now, c, c->paths[0].src_port, &p, &slots[n], wire::Ecn::kNotEct)) n++;
+  };
   if (c->state == ConnState::kConnecting) {
     if (c->req_at <= now && n < slots.size()) {
-      wire::Packet p;
-      p.type = PacketType::kConnReq;
-      p.conn = {c->local_id,
-                c->nonce,
-                wire::kVersion,
-                wire::kVersion,
-                wire::ConnReason::kNone,
-                cfg.num_paths,
-                cfg.max_payload,
-                0,
-                cfg.udp_port};
-      if (Emit(now, c, c->paths[0].src_port, &p, &slots[n], wire::Ecn::kNotEct)) n++;
+      opening(PacketType::kConnReq, c->nonce);
       c->req_at = now + cfg.conn_retry_ns;
     }
     return n;
   }
   if (c->accept_pending && n < slots.size()) {
-    wire::Packet p;
-    p.type = PacketType::kConnAccept;
-    p.dst_conn_id = c->remote_id;
-    p.conn = {c->local_id,
-              c->accept_nonce,
-              wire::kVersion,
-              wire::kVersion,
-              wire::ConnReason::kNone,
-              cfg.num_paths,
-              cfg.max_payload,
-              0,
-              cfg.udp_port};
-    if (Emit(now, c, c->paths[0].src_port, &p, &slots[n], wire::Ecn::kNotEct)) n++;
+    opening(PacketType::kConnAccept, c->accept_nonce);
     c->accept_pending = false;
   }
   while (!c->probe_replies.empty() && n < slots.size()) {

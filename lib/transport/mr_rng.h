@@ -2,14 +2,17 @@
  * Copyright(c) 2026 The metaroce authors
  */
 
-/*
- * The engine's random numbers (keys, nonces, connection ids, source ports):
- * xoshiro256** seeded through splitmix64 from EngineConfig::seed, so a run is
- * reproducible. Production drivers seed it from the OS's entropy source.
+/**
+ * @file
+ * Deterministic random numbers for the engine (keys, nonces, connection ids,
+ * source ports) and the fault stage: xoshiro256** seeded through splitmix64,
+ * so a run is reproducible from its seed. Production drivers seed it from the
+ * OS's entropy source. (The simulated fabric has its own, per-component
+ * seeded generator: drivers/net/sim/mr_sim_rng.h.)
  */
 
-#ifndef METAROCE_TRANSPORT_RNG_PRIVATE_H
-#define METAROCE_TRANSPORT_RNG_PRIVATE_H
+#ifndef METAROCE_MR_RNG_H
+#define METAROCE_MR_RNG_H
 
 #include <cstdint>
 
@@ -39,6 +42,12 @@ class Rng {
   }
   /** Uniform in [0, n), n > 0. */
   uint64_t Below(uint64_t n) { return Next() % n; }
+  /** True with probability @p p (0 and 1 draw nothing). */
+  bool Chance(double p) {
+    if (p <= 0) return false;
+    if (p >= 1) return true;
+    return static_cast<double>(Next() >> 11) * 0x1.0p-53 < p;
+  }
 
  private:
   static uint64_t Rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
@@ -47,4 +56,4 @@ class Rng {
 
 }  // namespace metaroce::transport
 
-#endif  // METAROCE_TRANSPORT_RNG_PRIVATE_H
+#endif  // METAROCE_MR_RNG_H
