@@ -100,7 +100,11 @@ absl::StatusOr<std::unique_ptr<Port>> OpenPort(const std::string& spec);
 
 }  // namespace metaroce::port
 
-/** Registers a driver at program start, like DPDK's RTE_PMD_REGISTER_VDEV. */
+/**
+ * Registers a driver at program start, like DPDK's RTE_PMD_REGISTER_VDEV. Use it
+ * inside the driver's namespace with the unqualified name of its PortDriver
+ * (the name becomes part of a function name).
+ */
 #define MR_PORT_DRIVER_REGISTER(var)                                  \
   __attribute__((constructor)) static void mr_port_register_##var() { \
     ::metaroce::port::RegisterDriver(&(var));                         \
