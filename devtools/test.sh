@@ -4,7 +4,7 @@
 #
 # Installs what is missing, builds and runs the whole test suite:
 #   1. release build (-Dwerror=true), every suite (fast, sim, integration, fuzz)
-#   2. ASan+UBSan build, suite fast
+#   2. ASan+UBSan build, suite fast (timeouts x4: sanitized code is slower)
 # Ends with one line "N passed, M failed"; exits non-zero on any failure.
 #   devtools/test.sh [--no-sanitize] [--suite NAME]...
 set -euo pipefail
@@ -51,6 +51,7 @@ if [ "$sanitize" = 1 ]; then
   rm -rf build-asan/test-results
   UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     meson test -C build-asan --no-rebuild --print-errorlogs --num-processes "$jobs" --suite fast \
+    --timeout-multiplier 4 \
     || status=1
   builds+=(build-asan)
   echo "sanitizer build and fast suite: $(( $(date +%s) - start )) s"
