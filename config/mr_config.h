@@ -73,8 +73,19 @@ inline constexpr uint32_t kPathFailLossPct = 20;
 /** Interval between probes of a failed path (each on a fresh source port). */
 inline constexpr uint64_t kPathProbeIntervalNs = 200'000;
 
-/** A connection fails when every path has been failed this long. */
-inline constexpr uint64_t kConnFailAfterNs = 20'000'000;
+/**
+ * A connection fails when every path has been failed this long. Long enough
+ * that a peer process descheduled on a busy host is not declared dead.
+ */
+inline constexpr uint64_t kConnFailAfterNs = 500'000'000;
+
+/**
+ * A delivered message waits at least this long for its stream ACK before the
+ * first message probe; the waits double up to kMsgProbeMaxNs, so kMsgRetries
+ * probes span about a third of a second.
+ */
+inline constexpr uint64_t kMsgProbeMinNs = 4'000'000;
+inline constexpr uint64_t kMsgProbeMaxNs = 100'000'000;
 
 /** Interval between CONN_REQ retransmissions while a connection is being set up. */
 inline constexpr uint64_t kConnRetryNs = 1'000'000;

@@ -16,10 +16,10 @@ trap 'rm -rf "$work"' EXIT
 
 cat <<'TXT'
 == metaroce demo ==
-What runs today: the wire format, and the transport engine on a simulated
-leaf-spine fabric. The DPDK dataplane does not exist yet, so nothing below
-uses a NIC; addresses are from documentation ranges or simulated, and
-nothing is sent on any network.
+What runs today: the wire format, the transport engine on a simulated
+leaf-spine fabric, and two real processes talking MetaRoCE over kernel UDP
+sockets on 127.0.0.1. The DPDK dataplane does not exist yet, so nothing
+below uses a NIC, and nothing is sent beyond this host.
 
 == 1. wire format v0 ==
 Every packet type, encoded into Ethernet/IPv4 and Ethernet/IPv6 frames,
@@ -63,3 +63,30 @@ figures and discussion: doc/transport-figures.md.)
 
 TXT
 build/test/transport/bench_transport --quick
+
+cat <<'TXT'
+
+== 3. two processes over kernel UDP on 127.0.0.1, 1 % of packets dropped ==
+mr-pingpong (examples/pingpong, the embedding API): the processes exchange
+addresses and QP numbers over TCP, ping-pong 1000 SENDs of 4 KiB sprayed
+over 8 paths, then one WRITEs 1 MiB that the other checks byte for byte.
+Each side drops 1 % of what it receives (--faults drop=0.01).
+
+TXT
+read -r tcp udp_a udp_b < <(python3 - <<'PY'
+import socket
+socks = []
+for kind in (socket.SOCK_STREAM, socket.SOCK_DGRAM, socket.SOCK_DGRAM):
+    s = socket.socket(socket.AF_INET, kind)
+    s.bind(("127.0.0.1", 0))
+    socks.append(s)
+print(*[s.getsockname()[1] for s in socks])
+PY
+)
+build/examples/mr-pingpong --port "udp:ip=127.0.0.1,port=$udp_a" --faults drop=0.01 \
+  --listen "$tcp" --iters 1000 --size 4096 >"$work/server.log" 2>&1 &
+server=$!
+build/examples/mr-pingpong --port "udp:ip=127.0.0.1,port=$udp_b" --faults drop=0.01 \
+  --connect "127.0.0.1:$tcp" --iters 1000 --size 4096 || true
+wait "$server" || true
+cat "$work/server.log"

@@ -26,6 +26,7 @@
 
 #include "absl/strings/numbers.h"
 #include "mr_device.h"
+#include "mr_port_fault.h"
 
 namespace {
 
@@ -233,9 +234,15 @@ int Run(const Options& o) {
               server ? "server" : "client", o.iters, o.size, secs * 1e6 / o.iters,
               server ? "verified" : "done");
   std::printf(
-      "  packets sent %lu received %lu retransmitted %lu; port drops by faults: see stats\n",
+      "  engine: packets sent %lu, received %lu, retransmitted %lu (%lu tail-loss probes)\n",
       static_cast<unsigned long>(st.tx_packets), static_cast<unsigned long>(st.rx_packets),
-      static_cast<unsigned long>(st.tx_retransmits));
+      static_cast<unsigned long>(st.tx_retransmits),
+      static_cast<unsigned long>(st.tail_loss_probes));
+  if (auto fs = port::FaultStatsOf(d.port())) {
+    std::printf("  fault stage: dropped %lu of %lu received packets\n",
+                static_cast<unsigned long>(fs->dropped + fs->burst_dropped),
+                static_cast<unsigned long>(fs->rx_in));
+  }
   return 0;
 }
 

@@ -51,6 +51,8 @@ class Device {
   /** Where peers reach this device (give it to ConnectQp on the other side). */
   transport::PeerAddr address() const;
   const port::PortInfo& port_info() const { return port_->info(); }
+  /** The port itself (with its fault stage, if one was configured). */
+  const port::Port& port() const { return *port_; }
   port::PortStats port_stats() const { return port_->stats(); }
 
   /**

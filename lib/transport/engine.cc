@@ -33,6 +33,9 @@ absl::Status CheckConfig(const EngineConfig& c) {
     return bad("need 0 < rto_min_ns <= rto_initial_ns and rto_min_ns <= rto_max_ns");
   }
   if (c.ack_every_pkts == 0) return bad("ack_every_pkts must be at least 1");
+  if (c.msg_probe_min_ns == 0 || c.msg_probe_min_ns > c.msg_probe_max_ns) {
+    return bad("need 0 < msg_probe_min_ns <= msg_probe_max_ns");
+  }
   if (c.path_fail_timeouts == 0) return bad("path_fail_timeouts must be at least 1");
   if (c.path_health_window_pkts == 0) return bad("path_health_window_pkts must be at least 1");
   if (c.path_fail_loss_pct == 0 || c.path_fail_loss_pct > 100) {

@@ -56,6 +56,8 @@ struct EngineConfig {
   uint32_t path_fail_loss_pct = config::kPathFailLossPct;
   TimeNs path_probe_interval_ns = config::kPathProbeIntervalNs;
   TimeNs conn_fail_after_ns = config::kConnFailAfterNs;
+  TimeNs msg_probe_min_ns = config::kMsgProbeMinNs;  ///< first wait for a stream ACK
+  TimeNs msg_probe_max_ns = config::kMsgProbeMaxNs;  ///< longest wait between message probes
   TimeNs conn_retry_ns = config::kConnRetryNs;
   uint32_t stream_window_msgs = config::kStreamWindowMsgs;
   uint32_t max_connections = 4096;

@@ -206,7 +206,7 @@ void EngineImpl::Delivered(TimeNs now, Connection* c, TxPath* path, uint32_t psn
   if (m->delivered.Set(e.chunk) && m->delivered.Full() && !m->done && !m->is_response) {
     // Every chunk arrived; the message completes on the responder's stream
     // ACK (or response). Probe if that does not come.
-    m->probe_backoff = std::max(path->rto, cfg.rto_min_ns);
+    m->probe_backoff = std::max(path->rto, cfg.msg_probe_min_ns);
     m->probe_at = now + m->probe_backoff;
     c->probe_min = std::min(c->probe_min, m->probe_at);
   }

@@ -497,7 +497,7 @@ void EngineImpl::ConnTimers(TimeNs now, Connection* c) {
         }
         m->retries_left--;
         c->retx.push_back(RetxChunk{ref, m->num_chunks - 1, UINT16_MAX, true});
-        m->probe_backoff = std::min(m->probe_backoff * 2, cfg.rto_max_ns);
+        m->probe_backoff = std::min(m->probe_backoff * 2, cfg.msg_probe_max_ns);
         m->probe_at = now + m->probe_backoff;
       }
       c->probe_min = std::min({c->probe_min, m->probe_at, m->rnr_resume_at});

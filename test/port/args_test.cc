@@ -79,7 +79,7 @@ TEST(UdpArgs, Defaults) {
   EXPECT_EQ(a->source_ports, 64u);
   EXPECT_EQ(a->first_source_port, 0);
   EXPECT_EQ(a->busy_poll_us, 0u);
-  EXPECT_EQ(a->rcvbuf_bytes, 0u);
+  EXPECT_EQ(a->rcvbuf_bytes, 4u << 20);
   EXPECT_EQ(a->sndbuf_bytes, 0u);
   EXPECT_EQ(a->queues, 1);
 }

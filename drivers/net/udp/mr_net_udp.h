@@ -41,9 +41,14 @@ struct UdpArgs {
   uint32_t source_ports = kDefaultSourcePorts;  ///< transmit sockets, 1..kMaxSourcePorts
   uint16_t first_source_port = 0;  ///< first of the consecutive source ports; 0: ephemeral
   uint32_t busy_poll_us = 0;       ///< SO_BUSY_POLL on the receive socket; 0: not set
-  uint32_t rcvbuf_bytes = 0;       ///< SO_RCVBUF of the receive socket; 0: kernel default
-  uint32_t sndbuf_bytes = 0;       ///< SO_SNDBUF of each transmit socket; 0: kernel default
-  uint16_t queues = 1;             ///< only 1 is supported
+  /**
+   * SO_RCVBUF of the receive socket (0: kernel default). The default holds a
+   * connection's whole window (512 x 4 KiB packets): with the kernel's ~200 KB
+   * a burst overflows the socket and every overflow is a retransmission.
+   */
+  uint32_t rcvbuf_bytes = 4u << 20;
+  uint32_t sndbuf_bytes = 0;  ///< SO_SNDBUF of each transmit socket; 0: kernel default
+  uint16_t queues = 1;        ///< only 1 is supported
 };
 
 /**
