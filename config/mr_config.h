@@ -79,6 +79,9 @@ inline constexpr uint64_t kPathProbeIntervalNs = 200'000;
  */
 inline constexpr uint64_t kConnFailAfterNs = 500'000'000;
 
+/** A connection with QPs probes its peer after this long without hearing from it. */
+inline constexpr uint64_t kKeepaliveNs = 100'000'000;
+
 /**
  * A delivered message waits at least this long for its stream ACK before the
  * first message probe; the waits double up to kMsgProbeMaxNs, so kMsgRetries

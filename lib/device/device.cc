@@ -4,6 +4,10 @@
 
 #include <time.h>
 
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+
 #include "mr_device.h"
 #include "mr_port_fault.h"
 
@@ -26,6 +30,22 @@ absl::StatusOr<std::unique_ptr<Device>> Device::Open(const DeviceConfig& cfg) {
   ec.framing = info.framing;
   ec.udp_port = info.udp_port;
   ec.source_ports = info.source_ports;
+  // The largest data packet must fit what the port can send.
+  if (info.max_frame_bytes != 0) {
+    const size_t encap = info.framing == transport::Framing::kEthernet
+                             ? wire::kEthHeaderBytes +
+                                   (info.ip.v6 ? wire::kIpv6HeaderBytes : wire::kIpv4HeaderBytes) +
+                                   wire::kUdpHeaderBytes
+                             : 0;
+    const size_t overhead =
+        encap + wire::PayloadOffset(wire::PacketType::kWriteImm) + wire::kCrcBytes;
+    if (info.max_frame_bytes < overhead + wire::kMinConnPayloadBytes) {
+      return absl::InvalidArgumentError(absl::StrCat("port frames of ", info.max_frame_bytes,
+                                                     " bytes are too small for MetaRoCE packets"));
+    }
+    ec.max_payload =
+        static_cast<uint16_t>(std::min<size_t>(ec.max_payload, info.max_frame_bytes - overhead));
+  }
   auto engine = transport::Engine::Create(ec, &d->mem_);
   if (!engine.ok()) return engine.status();
   d->port_ = std::move(p);

@@ -33,6 +33,9 @@ absl::Status CheckConfig(const EngineConfig& c) {
     return bad("need 0 < rto_min_ns <= rto_initial_ns and rto_min_ns <= rto_max_ns");
   }
   if (c.ack_every_pkts == 0) return bad("ack_every_pkts must be at least 1");
+  if (c.keepalive_ns == 0 || c.keepalive_ns >= c.conn_fail_after_ns) {
+    return bad("need 0 < keepalive_ns < conn_fail_after_ns (several keep-alives before failing)");
+  }
   if (c.msg_probe_min_ns == 0 || c.msg_probe_min_ns > c.msg_probe_max_ns) {
     return bad("need 0 < msg_probe_min_ns <= msg_probe_max_ns");
   }
@@ -419,7 +422,8 @@ void EngineImpl::SetUpPaths(Connection* c) {
   }
 }
 
-void EngineImpl::Establish(Connection* c, const wire::ConnBody& body) {
+void EngineImpl::Establish(TimeNs now, Connection* c, const wire::ConnBody& body) {
+  c->last_rx_at = now;
   c->remote_id = body.src_conn_id;
   c->peer_paths = body.num_paths;
   c->rx_paths.assign(body.num_paths, RxPath{});

@@ -188,6 +188,9 @@ struct Connection {
   std::vector<uint32_t> qps;       ///< local QPs on this connection
   std::vector<uint32_t> dirty;     ///< local QPs whose stream ACK must be sent
   TimeNs all_failed_since = kNever;
+  TimeNs last_rx_at = 0;    ///< any valid packet from the peer
+  TimeNs keepalive_at = 0;  ///< earliest next keep-alive probe
+  bool keepalive_pending = false;
 };
 
 /** A posted receive. */
@@ -316,7 +319,7 @@ class EngineImpl {
   Connection* ConnFor(const PeerAddr& peer);
   Connection* NewConnection(const PeerAddr& peer);
   void SetUpPaths(Connection* c);
-  void Establish(Connection* c, const wire::ConnBody& body);
+  void Establish(TimeNs now, Connection* c, const wire::ConnBody& body);
   uint16_t FreshPort();
   Qp* FindQp(uint32_t qpn);
   Connection* FindConn(uint32_t id);

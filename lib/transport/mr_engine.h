@@ -55,9 +55,10 @@ struct EngineConfig {
   uint32_t path_health_window_pkts = config::kPathHealthWindowPkts;
   uint32_t path_fail_loss_pct = config::kPathFailLossPct;
   TimeNs path_probe_interval_ns = config::kPathProbeIntervalNs;
-  TimeNs conn_fail_after_ns = config::kConnFailAfterNs;
-  TimeNs msg_probe_min_ns = config::kMsgProbeMinNs;  ///< first wait for a stream ACK
-  TimeNs msg_probe_max_ns = config::kMsgProbeMaxNs;  ///< longest wait between message probes
+  TimeNs conn_fail_after_ns = config::kConnFailAfterNs;  ///< all paths failed, or peer silent
+  TimeNs keepalive_ns = config::kKeepaliveNs;            ///< probe a connection silent this long
+  TimeNs msg_probe_min_ns = config::kMsgProbeMinNs;      ///< first wait for a stream ACK
+  TimeNs msg_probe_max_ns = config::kMsgProbeMaxNs;      ///< longest wait between message probes
   TimeNs conn_retry_ns = config::kConnRetryNs;
   uint32_t stream_window_msgs = config::kStreamWindowMsgs;
   uint32_t max_connections = 4096;
@@ -129,6 +130,7 @@ struct EngineStats {
   uint64_t tx_acks = 0;
   uint64_t tx_naks = 0;
   uint64_t tx_probes = 0;
+  uint64_t keepalives = 0;          ///< probes sent because the peer was silent
   uint64_t lost_detected_sack = 0;  ///< losses found from a SACK gap
   uint64_t lost_detected_rto = 0;   ///< losses found by a retransmission timeout
   uint64_t tail_loss_probes = 0;    ///< newest packets sent again after 2 SRTT of silence

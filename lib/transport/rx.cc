@@ -116,6 +116,7 @@ void EngineImpl::HandlePacket(TimeNs now, const wire::FrameInfo& from, const wir
     stats.rx_wrong_source++;
     return;
   }
+  c->last_rx_at = now;
   switch (cls) {
     case wire::PacketClass::kAck: HandleAck(now, c, p); break;
     case wire::PacketClass::kNak: HandleNak(now, c, p); break;
@@ -167,7 +168,7 @@ void EngineImpl::HandleConn(TimeNs now, const wire::FrameInfo& from, const wire:
         return;
       }
     }
-    if (c->state == ConnState::kConnecting) Establish(c, b);  // also a simultaneous open
+    if (c->state == ConnState::kConnecting) Establish(now, c, b);  // also a simultaneous open
     c->peer.mac = from.eth_src;
     c->accept_pending = true;
     c->accept_nonce = b.nonce;
@@ -180,7 +181,7 @@ void EngineImpl::HandleConn(TimeNs now, const wire::FrameInfo& from, const wire:
   }
   switch (p.type) {
     case PacketType::kConnAccept:
-      if (c->state == ConnState::kConnecting && b.nonce == c->nonce) Establish(c, b);
+      if (c->state == ConnState::kConnecting && b.nonce == c->nonce) Establish(now, c, b);
       break;
     case PacketType::kConnReject:
       if (c->state == ConnState::kConnecting && b.nonce == c->nonce) FailConnection(c);

@@ -224,6 +224,24 @@ size_t EngineImpl::ConnTx(TimeNs now, Connection* c, std::span<TxSlot> slots) {
     opening(PacketType::kConnAccept, c->accept_nonce);
     c->accept_pending = false;
   }
+  if (c->keepalive_pending && n < slots.size()) {
+    // Any answer from the peer will do: a reply to a probe of an active path
+    // changes nothing but the connection's last-heard time.
+    for (TxPath& path : c->paths) {
+      if (path.state != PathState::kActive) continue;
+      wire::Packet p;
+      p.type = PacketType::kProbe;
+      p.dst_conn_id = c->remote_id;
+      p.path_id = path.id;
+      p.probe = {path.probe_seq, static_cast<uint32_t>(now)};
+      if (Emit(now, c, path.src_port, &p, &slots[n], wire::Ecn::kNotEct)) {
+        n++;
+        stats.keepalives++;
+      }
+      break;
+    }
+    c->keepalive_pending = false;
+  }
   while (!c->probe_replies.empty() && n < slots.size()) {
     wire::Packet p;
     p.type = PacketType::kProbeReply;
@@ -476,6 +494,19 @@ void EngineImpl::ConnTimers(TimeNs now, Connection* c) {
     FailConnection(c);
     return;
   }
+  // A peer that died while we only wait (posted receives, nothing in flight)
+  // is found by keep-alive probes: silence for conn_fail_after_ns fails the
+  // connection, as every path failing would.
+  if (!c->qps.empty()) {
+    if (now - c->last_rx_at >= cfg.conn_fail_after_ns) {
+      FailConnection(c);
+      return;
+    }
+    if (now - c->last_rx_at >= cfg.keepalive_ns && now >= c->keepalive_at) {
+      c->keepalive_pending = true;
+      c->keepalive_at = now + cfg.keepalive_ns;
+    }
+  }
   if (c->probe_min > now) return;
   c->probe_min = kNever;
   for (uint32_t qpn : c->qps) {
@@ -529,6 +560,10 @@ TimeNs EngineImpl::ConnDeadline(const Connection* c) const {
     t = std::min(t, rx.ack_now ? 0 : rx.ack_due);
   }
   if (c->all_failed_since != kNever) t = std::min(t, c->all_failed_since + cfg.conn_fail_after_ns);
+  if (!c->qps.empty()) {
+    t = std::min({t, std::max(c->last_rx_at + cfg.keepalive_ns, c->keepalive_at),
+                  c->last_rx_at + cfg.conn_fail_after_ns});
+  }
   return t;
 }
 

@@ -415,6 +415,7 @@ TEST(Failure, UniformLossFailsNoPathForLoss) {
 TEST(Failure, DeadPeerFailsTheQpsInBoundedTime) {
   Pair::Options o;
   o.cfg.conn_fail_after_ns = 5'000'000;
+  o.cfg.keepalive_ns = 1'000'000;
   Pair p(o);
   ASSERT_TRUE(p.Post(0, p.Wr(Opcode::kWrite, 0, 4096, 0, 1)).ok());
   ASSERT_EQ(p.Wait(0, 1).size(), 1u);
@@ -509,6 +510,31 @@ TEST(Failure, RestartedPeerIsANewConnection) {
   ASSERT_EQ(c.size(), 1u);
   EXPECT_EQ(c[0].status, WcStatus::kSuccess) << WcStatusName(c[0].status);
   EXPECT_EQ(0, std::memcmp(mem_b.data(), mem_a.data(), 4096));
+}
+
+TEST(Failure, KeepAliveFindsADeadPeerOfAnIdleQp) {
+  Pair p(Pair::Options{});
+  RecvWr r;
+  r.wr_id = 5;
+  r.sg.push_back({p.Base(0), 64, p.Mr(0).lkey});
+  ASSERT_TRUE(p.E(0).PostRecv(p.Qpn(0), r).ok());                  // A only waits for a SEND
+  ASSERT_TRUE(p.Post(1, p.Wr(Opcode::kWrite, 0, 64, 0, 1)).ok());  // B's traffic sets things up
+  ASSERT_EQ(p.Wait(1, 1).size(), 1u);
+  // Two idle seconds with both alive: keep-alives are answered, nothing fails.
+  p.fabric().RunUntil(p.fabric().Now() + 2 * sim::kPsPerSec);
+  EXPECT_EQ(p.E(0).GetQpState(p.Qpn(0)), QpState::kReady);
+  EXPECT_GT(p.E(0).stats().keepalives, 0u);
+  // B dies. A has nothing in flight, only a posted receive; it still finds out.
+  p.node(1).host()->Attach(nullptr);
+  const sim::SimTime died = p.fabric().Now();
+  auto c = p.Wait(0, 1, 2 * sim::kPsPerSec);
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].wr_id, 5u);
+  EXPECT_EQ(c[0].status, WcStatus::kWrFlushErr);
+  EXPECT_EQ(p.E(0).GetQpState(p.Qpn(0)), QpState::kError);
+  EngineConfig defaults;
+  EXPECT_LE(p.fabric().Now() - died,
+            (defaults.conn_fail_after_ns + defaults.keepalive_ns) * sim::kPsPerNs);
 }
 
 TEST(Failure, TailLossIsRepairedLongBeforeTheRto) {

@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The metaroce authors
+ */
+
+// Parsing and checking of the dpdk driver's arguments (no EAL needed).
+
+#include <arpa/inet.h>
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+#include <string>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "mr_net_dpdk.h"
+
+namespace metaroce::dpdk {
+namespace {
+
+constexpr const char* kKeys = "eal, port, ip, mac, udp_port, queues, mbufs, mtu";
+
+absl::Status Bad(const std::string& key, const std::string& value, const std::string& allowed) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("dpdk: ", key, "='", value, "' is not allowed: ", allowed));
+}
+
+// An unsigned decimal in [lo, hi].
+bool ParseUint(const std::string& text, uint64_t lo, uint64_t hi, uint64_t* out) {
+  if (text.empty() || text.size() > 10 ||
+      text.find_first_not_of("0123456789") != std::string::npos) {
+    return false;
+  }
+  uint64_t v = 0;
+  if (!absl::SimpleAtoi(text, &v) || v < lo || v > hi) return false;
+  *out = v;
+  return true;
+}
+
+bool ParseIp(std::string text, wire::IpAddr* out) {
+  if (text.size() > 2 && text.front() == '[' && text.back() == ']') {
+    text = text.substr(1, text.size() - 2);
+  }
+  in_addr a4;
+  if (inet_pton(AF_INET, text.c_str(), &a4) == 1) {
+    const auto* b = reinterpret_cast<const uint8_t*>(&a4.s_addr);
+    *out = wire::IpAddr::V4(b[0], b[1], b[2], b[3]);
+    return true;
+  }
+  in6_addr a6;
+  if (inet_pton(AF_INET6, text.c_str(), &a6) == 1) {
+    std::array<uint8_t, 16> b;
+    std::memcpy(b.data(), a6.s6_addr, 16);
+    *out = wire::IpAddr::V6(b);
+    return true;
+  }
+  return false;
+}
+
+bool IsWildcard(const wire::IpAddr& ip) {
+  return ip == (ip.v6 ? wire::IpAddr::V6({}) : wire::IpAddr::V4(0, 0, 0, 0));
+}
+
+int HexDigit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// "AA:BB:CC:DD:EE:FF" (or '-' between the octets); a unicast, non-zero address.
+bool ParseMac(const std::string& text, wire::MacAddr* out) {
+  if (text.size() != 17) return false;
+  wire::MacAddr m;
+  for (size_t i = 0; i < 6; i++) {
+    const int hi = HexDigit(text[i * 3]);
+    const int lo = HexDigit(text[i * 3 + 1]);
+    if (hi < 0 || lo < 0) return false;
+    if (i < 5 && text[i * 3 + 2] != ':' && text[i * 3 + 2] != '-') return false;
+    m.bytes[i] = static_cast<uint8_t>(hi << 4 | lo);
+  }
+  if ((m.bytes[0] & 1) != 0 || m == wire::MacAddr{}) return false;
+  *out = m;
+  return true;
+}
+
+// A device name DPDK accepts: printable, no separators.
+bool ValidPortName(const std::string& text) {
+  if (text.empty() || text.size() >= 64) return false;
+  return std::all_of(text.begin(), text.end(),
+                     [](char c) { return c > ' ' && c < 127 && c != ',' && c != ';' && c != '|'; });
+}
+
+}  // namespace
+
+absl::StatusOr<DpdkArgs> ParseDpdkArgs(const port::PortArgs& args) {
+  DpdkArgs a;
+  std::set<std::string> seen;
+  bool have_ip = false;
+  for (const auto& [key, value] : args.kv) {
+    if (!seen.insert(key).second) {
+      return absl::InvalidArgumentError(absl::StrCat("dpdk: ", key, " is given twice"));
+    }
+    uint64_t v = 0;
+    if (key == "eal") {
+      std::string text = value;
+      std::replace(text.begin(), text.end(), '|', ',');
+      for (absl::string_view w : absl::StrSplit(text, absl::ByAnyChar(" ;"), absl::SkipEmpty())) {
+        a.eal.emplace_back(w);
+      }
+      if (a.eal.empty()) {
+        return Bad(key, value, "EAL arguments separated by spaces or ';' ('|' for ',')");
+      }
+    } else if (key == "port") {
+      if (ParseUint(value, 0, 65535, &v)) {
+        a.port = std::to_string(v);
+      } else if (!value.empty() && value.find_first_not_of("0123456789") == std::string::npos) {
+        return Bad(key, value, "an ethdev port id 0..65535 or a device name");
+      } else if (!ValidPortName(value)) {
+        return Bad(key, value, "an ethdev port id 0..65535 or a device name (e.g. net_ring0)");
+      } else {
+        a.port = value;
+      }
+    } else if (key == "ip") {
+      if (!ParseIp(value, &a.ip)) return Bad(key, value, "an IPv4 or IPv6 address");
+      if (IsWildcard(a.ip)) return Bad(key, value, "a specific address, not the wildcard");
+      have_ip = true;
+    } else if (key == "mac") {
+      if (value == "auto") {
+        a.mac_auto = true;
+      } else if (ParseMac(value, &a.mac)) {
+        a.mac_auto = false;
+      } else {
+        return Bad(key, value, "auto, or a unicast non-zero address AA:BB:CC:DD:EE:FF");
+      }
+    } else if (key == "udp_port") {
+      if (!ParseUint(value, 1, 65535, &v)) return Bad(key, value, "a UDP port 1..65535");
+      a.udp_port = static_cast<uint16_t>(v);
+    } else if (key == "queues") {
+      if (!ParseUint(value, 1, kMaxQueues, &v)) {
+        return Bad(key, value, absl::StrCat("a count 1..", kMaxQueues));
+      }
+      a.queues = static_cast<uint16_t>(v);
+    } else if (key == "mbufs") {
+      if (!ParseUint(value, kMinMbufs, kMaxMbufs, &v)) {
+        return Bad(key, value, absl::StrCat("a count ", kMinMbufs, "..", kMaxMbufs));
+      }
+      a.mbufs = static_cast<uint32_t>(v);
+    } else if (key == "mtu") {
+      if (!ParseUint(value, kMinMtu, kMaxMtu, &v)) {
+        return Bad(key, value, absl::StrCat("bytes ", kMinMtu, "..", kMaxMtu));
+      }
+      a.mtu = static_cast<uint32_t>(v);
+    } else {
+      return absl::InvalidArgumentError(
+          absl::StrCat("dpdk: unknown argument '", key, "'; allowed: ", kKeys));
+    }
+  }
+  if (!have_ip) {
+    return absl::InvalidArgumentError(
+        "dpdk: ip= is required (this port's address, e.g. dpdk:port=0,ip=192.0.2.1)");
+  }
+  // Every queue keeps its receive ring full and has a transmit ring in flight.
+  const uint64_t need = uint64_t{a.queues} * (kRxDescriptors + kTxDescriptors) + 1024;
+  if (a.mbufs < need) {
+    return Bad("mbufs", std::to_string(a.mbufs),
+               absl::StrCat("at least ", need, " for queues=", a.queues, " (", kRxDescriptors,
+                            " receive + ", kTxDescriptors,
+                            " transmit descriptors per queue + 1024 in flight)"));
+  }
+  return a;
+}
+
+}  // namespace metaroce::dpdk

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The metaroce authors
+ */
+
+// The dpdk driver's Port: one ethdev, one mbuf pool, per-queue receive state and counters.
+
+#ifndef METAROCE_NET_DPDK_DPDK_PRIVATE_H
+#define METAROCE_NET_DPDK_DPDK_PRIVATE_H
+
+#include <array>
+#include <atomic>
+#include <memory>
+#include <vector>
+
+#include "mr_net_dpdk.h"
+
+struct rte_mbuf;
+struct rte_mempool;
+
+namespace metaroce::dpdk {
+
+/** A counter written by one queue's thread and read by any thread (stats()). */
+class Counter {
+ public:
+  void Add(uint64_t n) {
+    v_.store(v_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  }
+  uint64_t Get() const { return v_.load(std::memory_order_relaxed); }
+
+ private:
+  std::atomic<uint64_t> v_{0};
+};
+
+/** What one queue owns: the mbufs of its last RxBurst() and its counters. */
+struct Queue {
+  std::array<rte_mbuf*, kMaxRxBurst> held{};  ///< received mbufs, freed at the next RxBurst()
+  uint16_t num_held = 0;
+  Counter rx_packets, rx_bytes, rx_errors;
+  Counter tx_packets, tx_bytes, tx_errors, tx_no_buffer;
+};
+
+/**
+ * A dpdk port: a started ethdev with queues() rx/tx queue pairs, every rx
+ * queue fed from one pool that also serves TxAlloc(). Burst calls on one queue
+ * come from one thread; stats() from any.
+ */
+class DpdkPort final : public port::Port {
+ public:
+  /** Configures and starts the ethdev of @p args; EAL must be up. */
+  static absl::StatusOr<std::unique_ptr<DpdkPort>> Open(const DpdkArgs& args);
+  /** Frees the held mbufs and stops the ethdev (the pool stays for a later Open()). */
+  ~DpdkPort() override;
+
+  const port::PortInfo& info() const override { return info_; }
+  uint16_t RxBurst(uint16_t queue, port::RxPacket* pkts, uint16_t n) override;
+  uint16_t TxAlloc(uint16_t queue, transport::TxSlot* slots, uint16_t n) override;
+  uint16_t TxBurst(uint16_t queue, transport::TxSlot* slots, uint16_t n) override;
+  port::PortStats stats() const override;
+
+ private:
+  DpdkPort() = default;
+  // Frees every mbuf waiting on the receive queues (stale frames of an earlier user).
+  void DrainRx();
+
+  port::PortInfo info_;
+  uint16_t port_id_ = 0;
+  bool started_ = false;
+  rte_mempool* pool_ = nullptr;
+  std::vector<std::unique_ptr<Queue>> queues_;
+  std::atomic<uint64_t> wrong_queue_tx_{0};  ///< slots given to TxBurst() on a queue we lack
+};
+
+/** Resolves "3" or "net_ring0" to an ethdev port id; the error lists the ports there are. */
+absl::StatusOr<uint16_t> FindPort(const std::string& port);
+
+}  // namespace metaroce::dpdk
+
+#endif  // METAROCE_NET_DPDK_DPDK_PRIVATE_H

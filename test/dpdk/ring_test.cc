@@ -1,0 +1,353 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The metaroce authors
+ */
+
+// The dpdk driver over net_ring ethdevs in one process, EAL without hugepages:
+// frames through a loopback port byte for byte, then two metaroce::Device on two
+// ports cross-connected by two rte_rings (a 4 MiB WRITE and a SEND/RECV, with
+// and without 1 % loss). An EAL that does not start fails every test with its message.
+
+// DPDK 22.11 headers use ++/-- on volatile members (-Wvolatile in C++20).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wvolatile"
+#include <rte_eth_ring.h>
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+#pragma GCC diagnostic pop
+
+#include <chrono>
+#include <cstring>
+#include <mutex>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "mr_device.h"
+#include "mr_net_dpdk.h"
+
+namespace metaroce::testing {
+namespace {
+
+using namespace transport;
+
+// EAL as the tests run it: no hugepages, no PCI scan, no shared config files (--in-memory
+// is refused with --no-huge; with --no-shconf processes sharing a prefix share nothing but
+// an empty /var/run/dpdk/<prefix>), the main thread free to run on either vCPU, and one
+// loopback ring port (net_ring0).
+std::vector<std::string> EalArgs() {
+  return {"--no-huge",
+          "-m",
+          "512",
+          "--no-pci",
+          "--no-shconf",
+          "--file-prefix=mr_dpdk_test",
+          "--no-telemetry",
+          "--lcores=0@(0-1)",
+          "--vdev=net_ring0"};
+}
+
+// The two cross-connected ports: A transmits into ring ab, which B receives from, and back.
+// rte_eth_from_rings() names them net_ring_<name>.
+constexpr const char* kPortA = "net_ring_mra";
+constexpr const char* kPortB = "net_ring_mrb";
+
+// EAL and the two ports, set up once; every test asserts it worked.
+absl::Status EalAndRings() {
+  static std::once_flag once;
+  static absl::Status status;
+  std::call_once(once, [] {
+    status = dpdk::InitEal(EalArgs());
+    if (!status.ok()) return;
+    rte_ring* ab = rte_ring_create("mr_t_ab", 4096, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
+    rte_ring* ba = rte_ring_create("mr_t_ba", 4096, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
+    if (ab == nullptr || ba == nullptr) {
+      status = absl::InternalError(absl::StrCat("rte_ring_create: ", rte_strerror(rte_errno)));
+      return;
+    }
+    if (rte_eth_from_rings("mra", &ba, 1, &ab, 1, rte_socket_id()) < 0 ||
+        rte_eth_from_rings("mrb", &ab, 1, &ba, 1, rte_socket_id()) < 0) {
+      status = absl::InternalError(absl::StrCat("rte_eth_from_rings: ", rte_strerror(rte_errno)));
+    }
+  });
+  return status;
+}
+
+class DpdkLoopback : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    absl::Status s = EalAndRings();
+    ASSERT_TRUE(s.ok()) << s;
+  }
+};
+
+TEST_F(DpdkLoopback, FramesComeBackByteForByte) {
+  auto p = port::OpenPort("dpdk:port=net_ring0,ip=10.9.0.1,udp_port=4800");
+  ASSERT_TRUE(p.ok()) << p.status();
+  port::Port& port = **p;
+  EXPECT_EQ(port.info().driver, "dpdk");
+  EXPECT_EQ(port.info().framing, Framing::kEthernet);
+  EXPECT_EQ(port.info().ip, wire::IpAddr::V4(10, 9, 0, 1));
+  EXPECT_EQ(port.info().udp_port, 4800);
+  EXPECT_EQ(port.info().num_queues, 1);
+  EXPECT_EQ(port.info().max_frame_bytes, 1514u);
+  EXPECT_TRUE(port.info().source_ports.empty());
+
+  constexpr uint16_t kN = 40;
+  TxSlot slots[kN];
+  ASSERT_EQ(port.TxAlloc(0, slots, kN), kN);
+  std::vector<std::vector<uint8_t>> sent;
+  for (uint16_t i = 0; i < kN; i++) {
+    ASSERT_NE(slots[i].cookie, nullptr);
+    ASSERT_GE(slots[i].cap, 1514u);
+    if (i == kN - 1) continue;  // returned unused
+    const uint32_t len = 60 + i * 37;
+    for (uint32_t j = 0; j < len; j++) slots[i].buf[j] = static_cast<uint8_t>(i * 7 + j);
+    slots[i].len = len;
+    sent.emplace_back(slots[i].buf, slots[i].buf + len);
+  }
+  EXPECT_EQ(port.TxBurst(0, slots, kN), kN - 1);
+
+  std::vector<std::vector<uint8_t>> got;
+  port::RxPacket rx[16];
+  for (int round = 0; round < 100 && got.size() < sent.size(); round++) {
+    const uint16_t n = port.RxBurst(0, rx, 16);
+    EXPECT_LE(n, 16);
+    for (uint16_t i = 0; i < n; i++) got.emplace_back(rx[i].data.begin(), rx[i].data.end());
+  }
+  EXPECT_EQ(got, sent);
+  EXPECT_EQ(port.RxBurst(0, rx, 16), 0);
+
+  uint64_t bytes = 0;
+  for (const auto& f : sent) bytes += f.size();
+  port::PortStats s = port.stats();
+  EXPECT_EQ(s.tx_packets, kN - 1u);
+  EXPECT_EQ(s.tx_bytes, bytes);
+  EXPECT_EQ(s.rx_packets, kN - 1u);
+  EXPECT_EQ(s.rx_bytes, bytes);
+  EXPECT_EQ(s.tx_errors, 0u);
+  EXPECT_EQ(s.rx_errors, 0u);
+  EXPECT_EQ(s.tx_no_buffer, 0u);
+
+  // Other queues have nothing and take nothing; slots given to one are freed and counted.
+  EXPECT_EQ(port.RxBurst(1, rx, 16), 0);
+  EXPECT_EQ(port.TxAlloc(1, slots, 1), 0);
+  ASSERT_EQ(port.TxAlloc(0, slots, 2), 2);
+  slots[0].len = 100;
+  EXPECT_EQ(port.TxBurst(1, slots, 2), 0);
+  EXPECT_EQ(port.stats().tx_errors, 1u);
+}
+
+TEST_F(DpdkLoopback, LaterEalArgumentsAreIgnored) {
+  EXPECT_TRUE(dpdk::InitEal({"--no-such-eal-option"}).ok());
+  auto p = port::OpenPort("dpdk:eal=--no-such-eal-option,port=net_ring0,ip=10.9.0.1");
+  EXPECT_TRUE(p.ok()) << p.status();
+}
+
+TEST_F(DpdkLoopback, SegmentedFramesAreDroppedAndCounted) {
+  auto p = port::OpenPort("dpdk:port=net_ring0,ip=10.9.0.1");
+  ASSERT_TRUE(p.ok()) << p.status();
+  TxSlot slots[3];
+  ASSERT_EQ((*p)->TxAlloc(0, slots, 3), 3);
+  auto* head = static_cast<rte_mbuf*>(slots[0].cookie);
+  auto* tail = static_cast<rte_mbuf*>(slots[1].cookie);
+  auto* whole = static_cast<rte_mbuf*>(slots[2].cookie);
+  for (rte_mbuf* m : {head, tail, whole}) {
+    ASSERT_NE(rte_pktmbuf_append(m, 100), nullptr);
+    std::memset(rte_pktmbuf_mtod(m, uint8_t*), 0xab, 100);
+  }
+  ASSERT_EQ(rte_pktmbuf_chain(head, tail), 0);
+  uint16_t id = 0;
+  ASSERT_EQ(rte_eth_dev_get_port_by_name("net_ring0", &id), 0);
+  rte_mbuf* out[2] = {head, whole};
+  ASSERT_EQ(rte_eth_tx_burst(id, 0, out, 2), 2);  // past the driver, as a PMD could deliver it
+
+  port::RxPacket rx[8];
+  const uint16_t n = (*p)->RxBurst(0, rx, 8);
+  ASSERT_EQ(n, 1);
+  EXPECT_EQ(rx[0].data.size(), 100u);
+  EXPECT_EQ((*p)->stats().rx_errors, 1u);
+  EXPECT_EQ((*p)->stats().rx_packets, 1u);
+}
+
+TEST_F(DpdkLoopback, OpenErrorsNameTheProblem) {
+  auto p = port::OpenPort("dpdk:port=net_ring0,ip=10.9.0.1");
+  ASSERT_TRUE(p.ok()) << p.status();
+  auto again = port::OpenPort("dpdk:port=net_ring0,ip=10.9.0.2");
+  ASSERT_FALSE(again.ok());
+  EXPECT_NE(again.status().message().find("is already open"), std::string::npos) << again.status();
+
+  auto missing = port::OpenPort("dpdk:port=net_nothing9,ip=10.9.0.1");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_NE(missing.status().message().find("net_ring0"), std::string::npos) << missing.status();
+
+  auto queues = port::OpenPort("dpdk:port=" + std::string(kPortA) + ",ip=10.9.0.1,queues=2");
+  ASSERT_FALSE(queues.ok());
+  EXPECT_NE(queues.status().message().find("queues='2' is not allowed"), std::string::npos)
+      << queues.status();
+}
+
+TEST_F(DpdkLoopback, TxAllocStopsWhenThePoolRunsDry) {
+  auto p = port::OpenPort("dpdk:port=net_ring0,ip=10.9.0.1,mbufs=3072");
+  ASSERT_TRUE(p.ok()) << p.status();
+  std::vector<TxSlot> slots(4096);
+  const uint16_t got = (*p)->TxAlloc(0, slots.data(), 4096);
+  EXPECT_GT(got, 1000);
+  EXPECT_LE(got, 3072);  // net_ring keeps no mbufs on its receive queue
+  EXPECT_EQ((*p)->stats().tx_no_buffer, 1u);
+  EXPECT_EQ((*p)->TxBurst(0, slots.data(), got), 0);  // every one returned unused
+  EXPECT_EQ((*p)->TxAlloc(0, slots.data(), got), got);
+  EXPECT_EQ((*p)->TxBurst(0, slots.data(), got), 0);
+  EXPECT_EQ((*p)->stats().tx_errors, 0u);
+}
+
+/** A run: its name, the fault spec of B's port, MTU and the engine's payload size. */
+struct Case {
+  const char* name;
+  const char* faults_b;
+  uint32_t mtu;
+  uint16_t max_payload;
+};
+
+constexpr size_t kMemBytes = 5u << 20;
+constexpr uint32_t kWriteBytes = 4u << 20;
+
+struct Host {
+  std::unique_ptr<Device> dev;
+  uint32_t pd = 0, cq = 0, qpn = 0;
+  std::vector<uint8_t> buf;
+  MrInfo mr;
+  std::vector<Completion> done;
+
+  uint64_t Addr(size_t off) { return reinterpret_cast<uint64_t>(buf.data()) + off; }
+  void Poll() {
+    dev->Poll();
+    Completion c[16];
+    size_t k;
+    while ((k = dev->engine().PollCq(cq, c)) > 0) done.insert(done.end(), c, c + k);
+  }
+};
+
+class DpdkDevices : public ::testing::TestWithParam<Case> {
+ protected:
+  void SetUp() override {
+    absl::Status s = EalAndRings();
+    ASSERT_TRUE(s.ok()) << s;
+    const char* names[2] = {kPortA, kPortB};
+    for (int i = 0; i < 2; i++) {
+      Host& h = hosts_[i];
+      DeviceConfig cfg;
+      cfg.port = absl::StrCat("dpdk:port=", names[i], ",ip=10.8.0.", i + 1, ",mac=02:00:00:00:00:0",
+                              i + 1, ",mtu=", GetParam().mtu);
+      if (i == 1 && GetParam().faults_b[0] != '\0') {
+        cfg.faults = absl::StrCat(GetParam().faults_b, ",seed=9");
+      }
+      cfg.engine.seed = 100 + i;
+      cfg.engine.max_payload = GetParam().max_payload;
+      // On a loaded machine this process may sleep longer than the default 20 ms after
+      // which a silent connection is declared dead.
+      cfg.engine.conn_fail_after_ns = 10'000'000'000;
+      auto d = Device::Open(cfg);
+      ASSERT_TRUE(d.ok()) << d.status();
+      h.dev = std::move(*d);
+      Engine& e = h.dev->engine();
+      h.pd = *e.AllocPd();
+      h.cq = *e.CreateCq(4096);
+      QpAttr qa;
+      qa.pd = h.pd;
+      qa.send_cq = qa.recv_cq = h.cq;
+      h.qpn = *e.CreateQp(qa);
+      h.buf.resize(kMemBytes);
+      auto mr = e.RegMr(h.pd, h.Addr(0), h.buf.size(), access::kAll);
+      ASSERT_TRUE(mr.ok()) << mr.status();
+      h.mr = *mr;
+    }
+    for (int i = 0; i < 2; i++) {
+      Host& peer = hosts_[1 - i];
+      ASSERT_TRUE(
+          hosts_[i].dev->engine().ConnectQp(hosts_[i].qpn, peer.dev->address(), peer.qpn).ok());
+    }
+  }
+
+  // Polls both hosts until @p h has @p want completions or 30 s passed.
+  bool RunUntil(Host& h, size_t want) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (h.done.size() < want && std::chrono::steady_clock::now() < end) {
+      hosts_[0].Poll();
+      hosts_[1].Poll();
+    }
+    return h.done.size() >= want;
+  }
+
+  Host hosts_[2];
+};
+
+TEST_P(DpdkDevices, WriteFourMebibytesAndSendRecv) {
+  Host& a = hosts_[0];
+  Host& b = hosts_[1];
+  EXPECT_EQ(a.dev->port_info().mac.bytes, (std::array<uint8_t, 6>{2, 0, 0, 0, 0, 1}));
+  for (size_t i = 0; i < kWriteBytes; i++) a.buf[i] = static_cast<uint8_t>(i * 131 + (i >> 12));
+
+  SendWr w;
+  w.wr_id = 1;
+  w.opcode = Opcode::kWrite;
+  w.sg.push_back({a.Addr(0), kWriteBytes, a.mr.lkey});
+  w.remote_addr = b.Addr(4096);
+  w.rkey = b.mr.rkey;
+  ASSERT_TRUE(a.dev->engine().PostSend(a.dev->Now(), a.qpn, w).ok());
+  ASSERT_TRUE(RunUntil(a, 1)) << "WRITE did not complete";
+  EXPECT_EQ(a.done[0].status, WcStatus::kSuccess) << WcStatusName(a.done[0].status);
+  EXPECT_EQ(a.done[0].wr_id, 1u);
+  EXPECT_TRUE(std::equal(a.buf.begin(), a.buf.begin() + kWriteBytes, b.buf.begin() + 4096));
+
+  const uint32_t kSendBytes = 100000;
+  for (uint32_t i = 0; i < kSendBytes; i++) b.buf[i] = static_cast<uint8_t>(255 - i % 251);
+  RecvWr r;
+  r.wr_id = 2;
+  r.sg.push_back({a.Addr(kWriteBytes), kSendBytes, a.mr.lkey});
+  ASSERT_TRUE(a.dev->engine().PostRecv(a.qpn, r).ok());
+  SendWr s;
+  s.wr_id = 3;
+  s.opcode = Opcode::kSend;
+  s.sg.push_back({b.Addr(0), kSendBytes, b.mr.lkey});
+  ASSERT_TRUE(b.dev->engine().PostSend(b.dev->Now(), b.qpn, s).ok());
+  ASSERT_TRUE(RunUntil(a, 2)) << "RECV did not complete";
+  ASSERT_TRUE(RunUntil(b, 1)) << "SEND did not complete";
+  EXPECT_EQ(a.done[1].wr_id, 2u);
+  EXPECT_EQ(a.done[1].status, WcStatus::kSuccess) << WcStatusName(a.done[1].status);
+  EXPECT_EQ(a.done[1].opcode, WcOpcode::kRecv);
+  EXPECT_EQ(a.done[1].byte_len, kSendBytes);
+  EXPECT_EQ(b.done[0].wr_id, 3u);
+  EXPECT_EQ(b.done[0].status, WcStatus::kSuccess) << WcStatusName(b.done[0].status);
+  EXPECT_TRUE(std::equal(b.buf.begin(), b.buf.begin() + kSendBytes, a.buf.begin() + kWriteBytes));
+
+  const port::PortStats sa = a.dev->port_stats();
+  const port::PortStats sb = b.dev->port_stats();
+  EXPECT_EQ(sa.tx_errors, 0u);
+  EXPECT_EQ(sb.tx_errors, 0u);
+  EXPECT_EQ(sa.rx_errors, 0u);
+  EXPECT_GT(sa.tx_packets, kWriteBytes / GetParam().max_payload);
+  EXPECT_GT(sb.rx_packets, 0u);
+  uint64_t parse_drops = 0;
+  for (uint64_t d : b.dev->engine().stats().rx_parse_drops) parse_drops += d;
+  EXPECT_EQ(parse_drops, 0u);  // every frame the driver handed over parsed
+  if (GetParam().faults_b[0] != '\0') {
+    EXPECT_GT(a.dev->engine().stats().tx_retransmits, 0u);
+  }
+  std::printf("A: tx %llu rx %llu; B: tx %llu rx %llu; A retransmitted %llu\n",
+              static_cast<unsigned long long>(sa.tx_packets),
+              static_cast<unsigned long long>(sa.rx_packets),
+              static_cast<unsigned long long>(sb.tx_packets),
+              static_cast<unsigned long long>(sb.rx_packets),
+              static_cast<unsigned long long>(a.dev->engine().stats().tx_retransmits));
+}
+
+INSTANTIATE_TEST_SUITE_P(NetRing, DpdkDevices,
+                         ::testing::Values(Case{"Clean", "", 9000, 4096},
+                                           Case{"Drop1Percent", "drop=0.01", 9000, 4096},
+                                           Case{"Mtu1500", "", 1500, 1024},
+                                           Case{"Mtu1500Drop1Percent", "drop=0.01", 1500, 1024}),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+}  // namespace
+}  // namespace metaroce::testing
