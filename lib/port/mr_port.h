@@ -83,6 +83,9 @@ struct PortArgs {
   bool Has(const std::string& key) const;
 };
 
+/** Parses an unsigned decimal argument value in [lo, hi]; false if it is not one. */
+bool ParseUintArg(const std::string& text, uint64_t lo, uint64_t hi, uint64_t* out);
+
 /** A driver: a name and a constructor. */
 struct PortDriver {
   const char* name;

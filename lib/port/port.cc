@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -48,6 +49,17 @@ std::string PortArgs::Get(const std::string& key, const std::string& fallback) c
 
 bool PortArgs::Has(const std::string& key) const {
   return std::any_of(kv.begin(), kv.end(), [&](const auto& p) { return p.first == key; });
+}
+
+bool ParseUintArg(const std::string& text, uint64_t lo, uint64_t hi, uint64_t* out) {
+  if (text.empty() || text.size() > 20 ||
+      text.find_first_not_of("0123456789") != std::string::npos) {
+    return false;
+  }
+  uint64_t v = 0;
+  if (!absl::SimpleAtoi(text, &v) || v < lo || v > hi) return false;
+  *out = v;
+  return true;
 }
 
 void RegisterDriver(const PortDriver* driver) { Registry().push_back(driver); }

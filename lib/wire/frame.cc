@@ -77,6 +77,25 @@ IpAddr IpAddr::V6(const std::array<uint8_t, 16>& b) {
   return r;
 }
 
+bool IpAddr::Parse(std::string_view text, IpAddr* out) {
+  if (text.size() > 2 && text.front() == '[' && text.back() == ']') {
+    text = text.substr(1, text.size() - 2);
+  }
+  const std::string s(text);
+  uint8_t buf[16];
+  if (inet_pton(AF_INET, s.c_str(), buf) == 1) {
+    *out = V4(buf[0], buf[1], buf[2], buf[3]);
+    return true;
+  }
+  if (inet_pton(AF_INET6, s.c_str(), buf) == 1) {
+    std::array<uint8_t, 16> b;
+    std::memcpy(b.data(), buf, 16);
+    *out = V6(b);
+    return true;
+  }
+  return false;
+}
+
 std::string IpAddr::ToString() const {
   char buf[INET6_ADDRSTRLEN];
   if (inet_ntop(v6 ? AF_INET6 : AF_INET, bytes.data(), buf, sizeof(buf)) == nullptr) return "?";

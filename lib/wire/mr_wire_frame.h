@@ -15,6 +15,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "mr_wire_defs.h"
@@ -38,6 +39,10 @@ struct IpAddr {
   static IpAddr V6(const std::array<uint8_t, 16>& b);
   /** Text form: dotted quad or RFC 5952 IPv6. */
   std::string ToString() const;
+  /** Parses a dotted quad or an IPv6 address (optionally in brackets); false if it is neither. */
+  static bool Parse(std::string_view text, IpAddr* out);
+  /** True for 0.0.0.0 and ::. */
+  bool IsUnspecified() const { return *this == (v6 ? V6({}) : V4(0, 0, 0, 0)); }
   friend bool operator==(const IpAddr&, const IpAddr&) = default;
   template <typename H>
   friend H AbslHashValue(H h, const IpAddr& a) {

@@ -26,42 +26,6 @@ absl::Status Bad(const std::string& key, const std::string& value, const std::st
       absl::StrCat("dpdk: ", key, "='", value, "' is not allowed: ", allowed));
 }
 
-// An unsigned decimal in [lo, hi].
-bool ParseUint(const std::string& text, uint64_t lo, uint64_t hi, uint64_t* out) {
-  if (text.empty() || text.size() > 10 ||
-      text.find_first_not_of("0123456789") != std::string::npos) {
-    return false;
-  }
-  uint64_t v = 0;
-  if (!absl::SimpleAtoi(text, &v) || v < lo || v > hi) return false;
-  *out = v;
-  return true;
-}
-
-bool ParseIp(std::string text, wire::IpAddr* out) {
-  if (text.size() > 2 && text.front() == '[' && text.back() == ']') {
-    text = text.substr(1, text.size() - 2);
-  }
-  in_addr a4;
-  if (inet_pton(AF_INET, text.c_str(), &a4) == 1) {
-    const auto* b = reinterpret_cast<const uint8_t*>(&a4.s_addr);
-    *out = wire::IpAddr::V4(b[0], b[1], b[2], b[3]);
-    return true;
-  }
-  in6_addr a6;
-  if (inet_pton(AF_INET6, text.c_str(), &a6) == 1) {
-    std::array<uint8_t, 16> b;
-    std::memcpy(b.data(), a6.s6_addr, 16);
-    *out = wire::IpAddr::V6(b);
-    return true;
-  }
-  return false;
-}
-
-bool IsWildcard(const wire::IpAddr& ip) {
-  return ip == (ip.v6 ? wire::IpAddr::V6({}) : wire::IpAddr::V4(0, 0, 0, 0));
-}
-
 int HexDigit(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -113,7 +77,7 @@ absl::StatusOr<DpdkArgs> ParseDpdkArgs(const port::PortArgs& args) {
         return Bad(key, value, "EAL arguments separated by spaces or ';' ('|' for ',')");
       }
     } else if (key == "port") {
-      if (ParseUint(value, 0, 65535, &v)) {
+      if (port::ParseUintArg(value, 0, 65535, &v)) {
         a.port = std::to_string(v);
       } else if (!value.empty() && value.find_first_not_of("0123456789") == std::string::npos) {
         return Bad(key, value, "an ethdev port id 0..65535 or a device name");
@@ -123,8 +87,8 @@ absl::StatusOr<DpdkArgs> ParseDpdkArgs(const port::PortArgs& args) {
         a.port = value;
       }
     } else if (key == "ip") {
-      if (!ParseIp(value, &a.ip)) return Bad(key, value, "an IPv4 or IPv6 address");
-      if (IsWildcard(a.ip)) return Bad(key, value, "a specific address, not the wildcard");
+      if (!wire::IpAddr::Parse(value, &a.ip)) return Bad(key, value, "an IPv4 or IPv6 address");
+      if (a.ip.IsUnspecified()) return Bad(key, value, "a specific address, not the wildcard");
       have_ip = true;
     } else if (key == "mac") {
       if (value == "auto") {
@@ -135,20 +99,20 @@ absl::StatusOr<DpdkArgs> ParseDpdkArgs(const port::PortArgs& args) {
         return Bad(key, value, "auto, or a unicast non-zero address AA:BB:CC:DD:EE:FF");
       }
     } else if (key == "udp_port") {
-      if (!ParseUint(value, 1, 65535, &v)) return Bad(key, value, "a UDP port 1..65535");
+      if (!port::ParseUintArg(value, 1, 65535, &v)) return Bad(key, value, "a UDP port 1..65535");
       a.udp_port = static_cast<uint16_t>(v);
     } else if (key == "queues") {
-      if (!ParseUint(value, 1, kMaxQueues, &v)) {
+      if (!port::ParseUintArg(value, 1, kMaxQueues, &v)) {
         return Bad(key, value, absl::StrCat("a count 1..", kMaxQueues));
       }
       a.queues = static_cast<uint16_t>(v);
     } else if (key == "mbufs") {
-      if (!ParseUint(value, kMinMbufs, kMaxMbufs, &v)) {
+      if (!port::ParseUintArg(value, kMinMbufs, kMaxMbufs, &v)) {
         return Bad(key, value, absl::StrCat("a count ", kMinMbufs, "..", kMaxMbufs));
       }
       a.mbufs = static_cast<uint32_t>(v);
     } else if (key == "mtu") {
-      if (!ParseUint(value, kMinMtu, kMaxMtu, &v)) {
+      if (!port::ParseUintArg(value, kMinMtu, kMaxMtu, &v)) {
         return Bad(key, value, absl::StrCat("bytes ", kMinMtu, "..", kMaxMtu));
       }
       a.mtu = static_cast<uint32_t>(v);

@@ -21,18 +21,10 @@ void FabricImpl::RunLoop(SimTime limit) {
     now_ = e.time;
     events_processed_++;
     switch (e.kind) {
-      case EventKind::kTxDone:
-        OnTxDone(e.target);
-        break;
-      case EventKind::kArrive:
-        OnArrive(e.target, e.aux);
-        break;
-      case EventKind::kTimer:
-        OnTimer(e.target);
-        break;
-      case EventKind::kReconverge:
-        OnReconverge(e.target, e.aux);
-        break;
+      case EventKind::kTxDone: OnTxDone(e.target); break;
+      case EventKind::kArrive: OnArrive(e.target, e.aux); break;
+      case EventKind::kTimer: OnTimer(e.target); break;
+      case EventKind::kReconverge: OnReconverge(e.target, e.aux); break;
       case EventKind::kCallback: {
         std::function<void()> fn = std::move(callbacks_[e.target]);
         callbacks_[e.target] = nullptr;

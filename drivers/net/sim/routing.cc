@@ -39,19 +39,19 @@ void FabricImpl::ComputeRoutes() {
     s.route_ports.clear();
   }
   std::vector<uint32_t> dist(switches_.size());
-  std::deque<SwitchId> todo;
+  std::deque<SwitchId> frontier;
   for (size_t e = 0; e < edge_switches_.size(); e++) {
     std::fill(dist.begin(), dist.end(), kNoIndex);
     dist[edge_switches_[e]] = 0;
-    todo.assign(1, edge_switches_[e]);
-    while (!todo.empty()) {
-      const SwitchId x = todo.front();
-      todo.pop_front();
+    frontier.assign(1, edge_switches_[e]);
+    while (!frontier.empty()) {
+      const SwitchId x = frontier.front();
+      frontier.pop_front();
       for (PortId port : switches_[x].ports) {
         const uint32_t y = next_switch(port);
         if (y != kNoIndex && dist[y] == kNoIndex) {
           dist[y] = dist[x] + 1;
-          todo.push_back(y);
+          frontier.push_back(y);
         }
       }
     }

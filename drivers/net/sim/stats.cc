@@ -45,22 +45,14 @@ uint64_t QueueHistogram::Percentile(double q) const {
 
 const char* DropCauseName(DropCause c) {
   switch (c) {
-    case DropCause::kQueueFull:
-      return "queue_full";
-    case DropCause::kLoss:
-      return "loss";
-    case DropCause::kBurstLoss:
-      return "burst_loss";
-    case DropCause::kBlackhole:
-      return "blackhole";
-    case DropCause::kCorrupt:
-      return "corrupt";
-    case DropCause::kNoRoute:
-      return "no_route";
-    case DropCause::kUnconnected:
-      return "unconnected";
-    case DropCause::kCount:
-      break;
+    case DropCause::kQueueFull: return "queue_full";
+    case DropCause::kLoss: return "loss";
+    case DropCause::kBurstLoss: return "burst_loss";
+    case DropCause::kBlackhole: return "blackhole";
+    case DropCause::kCorrupt: return "corrupt";
+    case DropCause::kNoRoute: return "no_route";
+    case DropCause::kUnconnected: return "unconnected";
+    case DropCause::kCount: break;
   }
   return "unknown";
 }

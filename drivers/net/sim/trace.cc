@@ -73,34 +73,20 @@ void TraceHash::Add(const TraceRecord& r) {
 
 const char* TraceKindName(TraceKind k) {
   switch (k) {
-    case TraceKind::kSend:
-      return "send";
-    case TraceKind::kSendRejected:
-      return "send_rejected";
-    case TraceKind::kEnqueue:
-      return "enqueue";
-    case TraceKind::kEcnMark:
-      return "ecn_mark";
-    case TraceKind::kTxDone:
-      return "tx_done";
-    case TraceKind::kDrop:
-      return "drop";
-    case TraceKind::kCorrupt:
-      return "corrupt";
-    case TraceKind::kDuplicate:
-      return "duplicate";
-    case TraceKind::kReorder:
-      return "reorder";
-    case TraceKind::kArrive:
-      return "arrive";
-    case TraceKind::kDeliver:
-      return "deliver";
-    case TraceKind::kTimer:
-      return "timer";
-    case TraceKind::kRouteChange:
-      return "route_change";
-    case TraceKind::kCallback:
-      return "callback";
+    case TraceKind::kSend: return "send";
+    case TraceKind::kSendRejected: return "send_rejected";
+    case TraceKind::kEnqueue: return "enqueue";
+    case TraceKind::kEcnMark: return "ecn_mark";
+    case TraceKind::kTxDone: return "tx_done";
+    case TraceKind::kDrop: return "drop";
+    case TraceKind::kCorrupt: return "corrupt";
+    case TraceKind::kDuplicate: return "duplicate";
+    case TraceKind::kReorder: return "reorder";
+    case TraceKind::kArrive: return "arrive";
+    case TraceKind::kDeliver: return "deliver";
+    case TraceKind::kTimer: return "timer";
+    case TraceKind::kRouteChange: return "route_change";
+    case TraceKind::kCallback: return "callback";
   }
   return "unknown";
 }

@@ -26,39 +26,6 @@ absl::Status Bad(const std::string& key, const std::string& value, const std::st
       absl::StrCat("udp: ", key, "='", value, "' is not allowed: ", allowed));
 }
 
-// An unsigned decimal in [lo, hi].
-bool ParseUint(const std::string& text, uint64_t lo, uint64_t hi, uint64_t* out) {
-  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) return false;
-  uint64_t v = 0;
-  if (!absl::SimpleAtoi(text, &v) || v < lo || v > hi) return false;
-  *out = v;
-  return true;
-}
-
-bool ParseIp(std::string text, wire::IpAddr* out) {
-  if (text.size() > 2 && text.front() == '[' && text.back() == ']') {
-    text = text.substr(1, text.size() - 2);
-  }
-  in_addr a4;
-  if (inet_pton(AF_INET, text.c_str(), &a4) == 1) {
-    const auto* b = reinterpret_cast<const uint8_t*>(&a4.s_addr);
-    *out = wire::IpAddr::V4(b[0], b[1], b[2], b[3]);
-    return true;
-  }
-  in6_addr a6;
-  if (inet_pton(AF_INET6, text.c_str(), &a6) == 1) {
-    std::array<uint8_t, 16> b;
-    std::memcpy(b.data(), a6.s6_addr, 16);
-    *out = wire::IpAddr::V6(b);
-    return true;
-  }
-  return false;
-}
-
-bool IsWildcard(const wire::IpAddr& ip) {
-  return ip == (ip.v6 ? wire::IpAddr::V6({}) : wire::IpAddr::V4(0, 0, 0, 0));
-}
-
 }  // namespace
 
 absl::StatusOr<UdpArgs> ParseUdpArgs(const port::PortArgs& args) {
@@ -71,36 +38,37 @@ absl::StatusOr<UdpArgs> ParseUdpArgs(const port::PortArgs& args) {
     }
     uint64_t v = 0;
     if (key == "ip") {
-      if (!ParseIp(value, &a.ip)) return Bad(key, value, "an IPv4 or IPv6 address of this host");
-      if (IsWildcard(a.ip)) {
+      if (!wire::IpAddr::Parse(value, &a.ip))
+        return Bad(key, value, "an IPv4 or IPv6 address of this host");
+      if (a.ip.IsUnspecified()) {
         return Bad(key, value, "a specific address of this host, not the wildcard");
       }
       have_ip = true;
     } else if (key == "port") {
-      if (!ParseUint(value, 0, 65535, &v)) {
+      if (!port::ParseUintArg(value, 0, 65535, &v)) {
         return Bad(key, value, "a UDP port 1..65535, or 0 for one the kernel picks");
       }
       a.port = static_cast<uint16_t>(v);
     } else if (key == "source_ports") {
-      if (!ParseUint(value, 1, kMaxSourcePorts, &v)) {
+      if (!port::ParseUintArg(value, 1, kMaxSourcePorts, &v)) {
         return Bad(key, value, absl::StrCat("a count 1..", kMaxSourcePorts));
       }
       a.source_ports = static_cast<uint32_t>(v);
     } else if (key == "first_source_port") {
-      if (!ParseUint(value, 1, 65535, &v)) return Bad(key, value, "a UDP port 1..65535");
+      if (!port::ParseUintArg(value, 1, 65535, &v)) return Bad(key, value, "a UDP port 1..65535");
       a.first_source_port = static_cast<uint16_t>(v);
     } else if (key == "busy_poll") {
-      if (!ParseUint(value, 0, 1000000, &v)) {
+      if (!port::ParseUintArg(value, 0, 1000000, &v)) {
         return Bad(key, value, "microseconds 0..1000000 (SO_BUSY_POLL)");
       }
       a.busy_poll_us = static_cast<uint32_t>(v);
     } else if (key == "rcvbuf" || key == "sndbuf") {
-      if (!ParseUint(value, 4096, 1u << 30, &v)) {
+      if (!port::ParseUintArg(value, 4096, 1u << 30, &v)) {
         return Bad(key, value, "bytes 4096..1073741824");
       }
       (key == "rcvbuf" ? a.rcvbuf_bytes : a.sndbuf_bytes) = static_cast<uint32_t>(v);
     } else if (key == "queues") {
-      if (!ParseUint(value, 1, 1, &v)) return Bad(key, value, "1 (one receive socket)");
+      if (!port::ParseUintArg(value, 1, 1, &v)) return Bad(key, value, "1 (one receive socket)");
       a.queues = 1;
     } else {
       return absl::InvalidArgumentError(
