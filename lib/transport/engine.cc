@@ -203,7 +203,7 @@ absl::StatusOr<uint32_t> EngineImpl::CreateQp(const QpAttr& a) {
 absl::Status EngineImpl::DestroyQp(uint32_t qpn) {
   Qp* qp = FindQp(qpn);
   if (qp == nullptr) return absl::NotFoundError(absl::StrCat("no QP ", qpn));
-  if (Connection* c = FindConn(qp->conn)) {
+  if (Connection* c = qp->connection) {
     for (const MsgRef& r : qp->sq) FreeMsg(c, r);
     c->qps.erase(std::remove(c->qps.begin(), c->qps.end(), qpn), c->qps.end());
     c->dirty.erase(std::remove(c->dirty.begin(), c->dirty.end(), qpn), c->dirty.end());
@@ -233,6 +233,7 @@ absl::Status EngineImpl::ConnectQp(uint32_t qpn, const PeerAddr& peer, uint32_t 
         absl::StrCat("at most ", cfg.max_connections, " connections"));
   }
   qp->conn = c->local_id;
+  qp->connection = c;
   qp->remote_qpn = remote_qpn;
   qp->state = QpState::kReady;
   c->qps.push_back(qpn);
@@ -260,7 +261,7 @@ absl::Status EngineImpl::PostSend(TimeNs now, uint32_t qpn, const SendWr& wr) {
   if (atomic && (wr.sg.size() != 1 || total != 8)) {
     return absl::InvalidArgumentError("an atomic needs exactly one 8-byte SGE for the result");
   }
-  Connection* c = FindConn(qp->conn);
+  Connection* c = qp->connection;
   MsgRef ref = AllocMsg(c);
   TxMsg* m = Msg(c, ref);
   m->qpn = qpn;
@@ -479,7 +480,7 @@ void EngineImpl::Ready(Connection* c, MsgRef r) {
 }
 
 void EngineImpl::ReleaseSends(Qp* qp) {
-  Connection* c = FindConn(qp->conn);
+  Connection* c = qp->connection;
   if (c == nullptr || c->state != ConnState::kEstablished || qp->state != QpState::kReady) return;
   while (qp->sq_sched < qp->sq.size()) {
     const MsgRef ref = qp->sq[qp->sq_sched];
@@ -527,7 +528,7 @@ void EngineImpl::PushCqe(uint32_t cq, const Completion& e) {
 }
 
 void EngineImpl::CompleteSends(Qp* qp) {
-  Connection* c = FindConn(qp->conn);
+  Connection* c = qp->connection;
   while (!qp->sq.empty()) {
     const MsgRef ref = qp->sq.front();
     TxMsg* m = Msg(c, ref);
@@ -558,7 +559,7 @@ void EngineImpl::FailQp(Qp* qp, WcStatus rest) {
     return;
   }
   qp->state = QpState::kError;
-  Connection* c = FindConn(qp->conn);
+  Connection* c = qp->connection;
   for (const MsgRef& r : qp->sq) {
     TxMsg* m = Msg(c, r);
     if (m != nullptr && !m->done) {

@@ -226,6 +226,8 @@ struct Qp {
   QpAttr attr;
   QpState state = QpState::kReset;
   uint32_t conn = 0;  ///< local id of its connection
+  /** The same connection; it outlives its QPs (a failed one is dropped only once none is left). */
+  Connection* connection = nullptr;
   uint32_t remote_qpn = 0;
   // Send side.
   std::deque<MsgRef> sq;   ///< posting order
