@@ -113,6 +113,25 @@ class Pair {
   std::vector<Completion> got_[2];
 };
 
+// Two engines on different leaves of a 2-leaf x 4-spine fabric, one host per leaf.
+struct LeafSpinePair {
+  LeafSpinePair(uint64_t fabric_seed, uint64_t engine_seed) : fabric(fabric_seed) {
+    sim::LeafSpineConfig ls;
+    ls.leaves = 2;
+    ls.spines = 4;
+    ls.hosts_per_leaf = 1;
+    topo = *sim::BuildLeafSpine(fabric, ls);
+    EngineConfig cfg;
+    cfg.seed = engine_seed;
+    a = std::make_unique<SimNode>(topo.host(0, 0), cfg);
+    cfg.seed = engine_seed + 1;
+    b = std::make_unique<SimNode>(topo.host(1, 0), cfg);
+  }
+  sim::Fabric fabric;
+  sim::Topology topo;
+  std::unique_ptr<SimNode> a, b;
+};
+
 void Fill(std::vector<uint8_t>& v, size_t off, size_t len, uint8_t seed) {
   for (size_t i = 0; i < len; i++) v[off + i] = static_cast<uint8_t>(seed + i * 13);
 }
@@ -297,18 +316,11 @@ TEST(Ordering, FenceHoldsASendUntilTheReadBeforeItCompletes) {
 // ---- Failures ----
 
 TEST(Failure, BlackholedLinkMidTransferLosesNothing) {
-  sim::Fabric fabric(5);
-  sim::LeafSpineConfig ls;
-  ls.leaves = 2;
-  ls.spines = 4;
-  ls.hosts_per_leaf = 1;
-  auto topo = sim::BuildLeafSpine(fabric, ls);
-  ASSERT_TRUE(topo.ok());
-  EngineConfig cfg;
-  cfg.seed = 11;
-  SimNode a(topo->host(0, 0), cfg);
-  cfg.seed = 12;
-  SimNode b(topo->host(1, 0), cfg);
+  LeafSpinePair f(5, 11);
+  sim::Fabric& fabric = f.fabric;
+  const sim::Topology* topo = &f.topo;
+  SimNode& a = *f.a;
+  SimNode& b = *f.b;
   // Cut leaf0-spine1 for good (no routing reconvergence) shortly after start.
   sim::FaultConfig cut;
   cut.blackhole_at_ps = 50 * sim::kPsPerUs;
@@ -327,18 +339,11 @@ TEST(Failure, BlackholedLinkMidTransferLosesNothing) {
 }
 
 TEST(Failure, DeadReturnDirectionRecovers) {
-  sim::Fabric fabric(9);
-  sim::LeafSpineConfig ls;
-  ls.leaves = 2;
-  ls.spines = 4;
-  ls.hosts_per_leaf = 1;
-  auto topo = sim::BuildLeafSpine(fabric, ls);
-  ASSERT_TRUE(topo.ok());
-  EngineConfig cfg;
-  cfg.seed = 51;
-  SimNode a(topo->host(0, 0), cfg);
-  cfg.seed = 52;
-  SimNode b(topo->host(1, 0), cfg);
+  LeafSpinePair f(9, 51);
+  sim::Fabric& fabric = f.fabric;
+  const sim::Topology* topo = &f.topo;
+  SimNode& a = *f.a;
+  SimNode& b = *f.b;
   // Only one direction of one link dies: leaf1 -> spine1, which carries
   // B's ACKs for some of A's paths while A's data still gets through.
   sim::FaultConfig cut;
@@ -362,18 +367,11 @@ TEST(Failure, DeadReturnDirectionRecovers) {
 }
 
 TEST(Failure, GrayLinkIsAvoided) {
-  sim::Fabric fabric(6);
-  sim::LeafSpineConfig ls;
-  ls.leaves = 2;
-  ls.spines = 4;
-  ls.hosts_per_leaf = 1;
-  auto topo = sim::BuildLeafSpine(fabric, ls);
-  ASSERT_TRUE(topo.ok());
-  EngineConfig cfg;
-  cfg.seed = 21;
-  SimNode a(topo->host(0, 0), cfg);
-  cfg.seed = 22;
-  SimNode b(topo->host(1, 0), cfg);
+  LeafSpinePair f(6, 21);
+  sim::Fabric& fabric = f.fabric;
+  const sim::Topology* topo = &f.topo;
+  SimNode& a = *f.a;
+  SimNode& b = *f.b;
   // One leaf-spine link silently drops half of what crosses it.
   sim::FaultConfig gray;
   gray.loss_probability = 0.5;

@@ -13,23 +13,14 @@
 #include <vector>
 
 #include "mr_net_dpdk.h"
+#include "mr_port_driver.h"
 
 struct rte_mbuf;
 struct rte_mempool;
 
 namespace metaroce::dpdk {
 
-/** A counter written by one queue's thread and read by any thread (stats()). */
-class Counter {
- public:
-  void Add(uint64_t n) {
-    v_.store(v_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-  }
-  uint64_t Get() const { return v_.load(std::memory_order_relaxed); }
-
- private:
-  std::atomic<uint64_t> v_{0};
-};
+using Counter = port::StatCounter;
 
 /** What one queue owns: the mbufs of its last RxBurst() and its counters. */
 struct Queue {

@@ -16,21 +16,12 @@
 #include <vector>
 
 #include "mr_net_udp.h"
+#include "mr_port_driver.h"
 #include "sock_private.h"
 
 namespace metaroce::udp {
 
-/** A counter written by the data-path thread and read by any thread (stats()). */
-class Counter {
- public:
-  void Add(uint64_t n) {
-    v_.store(v_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-  }
-  uint64_t Get() const { return v_.load(std::memory_order_relaxed); }
-
- private:
-  std::atomic<uint64_t> v_{0};
-};
+using Counter = port::StatCounter;
 
 /**
  * A udp port: one non-blocking receive socket on ip:port, one non-blocking
