@@ -15,6 +15,7 @@
 #ifndef METAROCE_TRANSPORT_ENGINE_PRIVATE_H
 #define METAROCE_TRANSPORT_ENGINE_PRIVATE_H
 
+#include <array>
 #include <bit>
 #include <deque>
 #include <memory>
@@ -126,7 +127,14 @@ struct TxPath {
   TimeNs failed_at = kNever;
   TimeNs probe_at = kNever;
   uint32_t probe_seq = 0;
-  uint32_t last_rx_pkts = 0;  ///< ACK counters already accounted
+  /**
+   * Source ports of the last probes, by probe_seq % kProbePortsKept: a reply
+   * that comes back after the next probe went out (a slow, loaded peer) still
+   * proves its port works.
+   */
+  std::array<uint16_t, 4> probe_ports{};
+  uint32_t unanswered_probes = 0;  ///< since the path failed; spaces the probes out
+  uint32_t last_rx_pkts = 0;       ///< ACK counters already accounted
   uint32_t last_ce_pkts = 0;
   bool counters_seen = false;
   uint64_t tx_pkts = 0, retx_pkts = 0, lost_pkts = 0, ce_pkts = 0, failures = 0;

@@ -342,8 +342,11 @@ void EngineImpl::HandleProbe(TimeNs now, Connection* c, const wire::Packet& p) {
     return;
   }
   TxPath& path = c->paths[p.path_id];
-  if (path.state != PathState::kFailed || p.probe.probe_seq != path.probe_seq) return;
-  // The new source port works: use the path again.
+  if (path.state != PathState::kFailed) return;
+  const uint32_t age = path.probe_seq - p.probe.probe_seq;
+  if (path.probe_seq == 0 || age >= path.probe_ports.size()) return;
+  // The port that probe went out on works: use the path again, on that port.
+  path.src_port = path.probe_ports[p.probe.probe_seq % path.probe_ports.size()];
   path.state = PathState::kActive;
   path.timeouts = 0;
   path.health_sent = path.health_lost = 0;

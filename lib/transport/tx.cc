@@ -261,11 +261,15 @@ size_t EngineImpl::ConnTx(TimeNs now, Connection* c, std::span<TxSlot> slots) {
     p.dst_conn_id = c->remote_id;
     p.path_id = path.id;
     p.probe = {++path.probe_seq, static_cast<uint32_t>(now)};
+    path.probe_ports[path.probe_seq % path.probe_ports.size()] = path.src_port;
     if (Emit(now, c, path.src_port, &p, &slots[n], wire::Ecn::kNotEct)) {
       n++;
       stats.tx_probes++;
     }
-    path.probe_at = now + cfg.path_probe_interval_ns;
+    // Unanswered probes back off (x2 each, up to 64 intervals): a peer that is
+    // only slow gets time to answer before the next port is tried.
+    path.unanswered_probes++;
+    path.probe_at = now + (cfg.path_probe_interval_ns << std::min(path.unanswered_probes, 6u));
   }
   while (!c->naks.empty() && n < slots.size()) {
     wire::Packet p;
@@ -448,6 +452,7 @@ void EngineImpl::FailPath(TimeNs now, Connection* c, TxPath* path) {
   AdvanceUna(path);
   path->failed_at = now;
   path->probe_at = now + cfg.path_probe_interval_ns;
+  path->unanswered_probes = 0;
   bool all_failed = true;
   for (const TxPath& p : c->paths) all_failed &= p.state == PathState::kFailed;
   if (all_failed && c->all_failed_since == kNever) c->all_failed_since = now;

@@ -843,6 +843,51 @@ TEST_F(EngineUnitTest, ProbeReplyWithWrongSeqIsIgnored) {
   EXPECT_FALSE(Path(0).active);
 }
 
+TEST_F(EngineUnitTest, LateProbeReplyRevivesThePathOnThatProbesPort) {
+  // A loaded peer answers a probe after the next one went out on another
+  // port: the answer still proves its port works, and probes back off.
+  EngineConfig cfg = BaseConfig();
+  cfg.path_fail_timeouts = 1;
+  cfg.tail_loss_probe = false;
+  ASSERT_NO_FATAL_FAILURE(Start(cfg));
+  FillSource(kPayload);
+  ASSERT_NO_FATAL_FAILURE(PostWrite(3, kPayload));
+  ASSERT_EQ(Drain(now_).size(), 1u);
+  const TimeNs t1 = now_ + cfg.rto_initial_ns;
+  EXPECT_TRUE(Drain(t1).empty());
+  ASSERT_FALSE(Path(0).active);
+  const TimeNs t2 = t1 + cfg.path_probe_interval_ns;
+  std::vector<wire::FrameInfo> info;
+  std::vector<Packet> first = Drain(t2, &info);
+  ASSERT_EQ(first.size(), 1u);
+  ASSERT_EQ(first[0].type, PacketType::kProbe);
+  const uint16_t first_port = info[0].src_port;
+  // No answer: the next probe waits twice as long, on yet another port.
+  EXPECT_EQ(eng_->NextDeadline(), t2 + 2 * cfg.path_probe_interval_ns);
+  EXPECT_TRUE(Drain(t2 + 2 * cfg.path_probe_interval_ns - 1).empty());
+  info.clear();
+  std::vector<Packet> second = Drain(t2 + 2 * cfg.path_probe_interval_ns, &info);
+  ASSERT_EQ(second.size(), 1u);
+  ASSERT_EQ(second[0].type, PacketType::kProbe);
+  EXPECT_NE(info[0].src_port, first_port);
+  EXPECT_EQ(second[0].probe.probe_seq, first[0].probe.probe_seq + 1);
+  // The answer to the first probe arrives now.
+  now_ = t2 + 2 * cfg.path_probe_interval_ns + 1000;
+  Packet reply;
+  reply.type = PacketType::kProbeReply;
+  reply.dst_conn_id = eng_conn_;
+  reply.path_id = 0;
+  reply.probe = first[0].probe;
+  Feed(reply);
+  EXPECT_TRUE(Path(0).active);
+  EXPECT_EQ(Path(0).src_port, first_port);
+  // A reply older than the ports kept is ignored once the path fails again.
+  info.clear();
+  std::vector<Packet> out = Drain(now_, &info);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(info[0].src_port, first_port);
+}
+
 // ---- 7. NAKs: responder ----
 
 class EngineNakTest : public EngineUnitTest {
