@@ -122,6 +122,7 @@ struct TxPath {
   TimeNs rttvar = 0;
   TimeNs rto = 0;
   uint32_t timeouts = 0;    ///< consecutive
+  TimeNs progress_at = 0;   ///< last ACK that settled a packet of this path
   TimeNs last_sent_at = 0;  ///< newest data packet (not a probe)
   bool tlp_sent = false;    ///< a tail-loss probe went out since
   TimeNs failed_at = kNever;

@@ -270,7 +270,10 @@ void EngineImpl::HandleAck(TimeNs now, Connection* c, const wire::Packet& p) {
     if (path.At(psn).live) DeclareLost(now, c, &path, psn, false);
   }
   AdvanceUna(&path);
-  if (path.inflight < inflight_before) path.timeouts = 0;
+  if (path.inflight < inflight_before) {
+    path.timeouts = 0;
+    path.progress_at = now;
+  }
 
   for (uint32_t i = 0; i < a.num_stream_acks; i++) {
     Qp* qp = FindQp(a.stream_acks[i].stream_id);

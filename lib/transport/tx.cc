@@ -459,13 +459,25 @@ void EngineImpl::FailPath(TimeNs now, Connection* c, TxPath* path) {
 }
 
 void EngineImpl::PathTimeout(TimeNs now, Connection* c, TxPath* path) {
+  const TimeNs stuck_since = path->At(path->una).sent_at;
   for (uint32_t psn = path->una; psn != path->next_psn; psn++) {
     const Inflight& e = path->At(psn);
     if (e.live && e.sent_at + path->rto <= now) DeclareLost(now, c, path, psn, true);
   }
   AdvanceUna(path);
   path->rto = std::min(path->rto * 2, cfg.rto_max_ns);
-  if (++path->timeouts >= cfg.path_fail_timeouts) FailPath(now, c, path);
+  if (++path->timeouts < cfg.path_fail_timeouts) return;
+  // A path is bad when the others get through and it does not. When no
+  // other active path has been acknowledged since this one's oldest packet
+  // went out, the peer (or this host) stalled: failing paths would not help,
+  // and silence fails the connection if the peer is gone.
+  bool others = false, others_progress = false;
+  for (const TxPath& p : c->paths) {
+    if (&p == path || p.state != PathState::kActive) continue;
+    others = true;
+    others_progress |= p.progress_at >= stuck_since;
+  }
+  if (!others || others_progress) FailPath(now, c, path);
 }
 
 // ---- Timers ----

@@ -843,6 +843,52 @@ TEST_F(EngineUnitTest, ProbeReplyWithWrongSeqIsIgnored) {
   EXPECT_FALSE(Path(0).active);
 }
 
+TEST_F(EngineUnitTest, PathsThatAllStallTogetherDoNotFail) {
+  // Both paths time out with no ACK anywhere: the peer stalled, not a path.
+  EngineConfig cfg = BaseConfig();
+  cfg.num_paths = 2;
+  cfg.path_fail_timeouts = 1;
+  cfg.tail_loss_probe = false;
+  ASSERT_NO_FATAL_FAILURE(Start(cfg));
+  FillSource(4 * kPayload);
+  ASSERT_NO_FATAL_FAILURE(PostWrite(3, 4 * kPayload));
+  std::vector<Packet> out = Drain(now_);
+  ASSERT_EQ(out.size(), 4u);
+  const TimeNs t1 = now_ + cfg.rto_initial_ns;
+  out = Drain(t1);
+  EXPECT_EQ(out.size(), 4u);  // everything again, nothing failed
+  EXPECT_TRUE(Path(0).active);
+  EXPECT_TRUE(Path(1).active);
+  EXPECT_EQ(eng_->stats().path_failures, 0u);
+}
+
+TEST_F(EngineUnitTest, APathThatStallsWhileAnotherIsAckedFails) {
+  EngineConfig cfg = BaseConfig();
+  cfg.num_paths = 2;
+  cfg.path_fail_timeouts = 1;
+  cfg.tail_loss_probe = false;
+  ASSERT_NO_FATAL_FAILURE(Start(cfg));
+  FillSource(4 * kPayload);
+  ASSERT_NO_FATAL_FAILURE(PostWrite(3, 4 * kPayload));
+  const TimeNs t0 = now_;
+  std::vector<Packet> out = Drain(now_);
+  ASSERT_EQ(out.size(), 4u);
+  // Path 1 is acknowledged; path 0 never is.
+  uint32_t next1 = 0;
+  for (const Packet& p : out) {
+    if (p.path_id == 1) next1 = p.data.psn + 1;
+  }
+  ASSERT_GT(next1, 0u);
+  now_ += 10'000;
+  Feed(Ack(1, next1));
+  Drain(now_);
+  const TimeNs t1 = t0 + cfg.rto_initial_ns + 20'000;
+  Drain(t1);
+  EXPECT_FALSE(Path(0).active);
+  EXPECT_TRUE(Path(1).active);
+  EXPECT_EQ(eng_->stats().path_failures, 1u);
+}
+
 TEST_F(EngineUnitTest, LateProbeReplyRevivesThePathOnThatProbesPort) {
   // A loaded peer answers a probe after the next one went out on another
   // port: the answer still proves its port works, and probes back off.
