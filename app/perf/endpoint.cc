@@ -78,6 +78,7 @@ absl::Status Endpoint::Setup(const TestSpec& s) {
   auto mr = engine().RegMr(pd_, reinterpret_cast<uint64_t>(mem_), total, access::kAll);
   if (!mr.ok()) return mr.status();
   mr_ = *mr;
+  have_mr_ = true;
   auto cq = engine().CreateCq(static_cast<uint32_t>(s.qps) * (send_slots_ + recv_slots_ + 64));
   if (!cq.ok()) return cq.status();
   cq_ = *cq;
@@ -166,7 +167,8 @@ void Endpoint::Teardown() {
   qps_.clear();
   if (cq_ != 0) (void)engine().DestroyCq(cq_);
   cq_ = 0;
-  if (mr_.lkey != 0) (void)engine().DeregMr(mr_.lkey);
+  if (have_mr_) (void)engine().DeregMr(mr_.lkey);
+  have_mr_ = false;
   mr_ = {};
   munmap(mem_, mem_len_);
   mem_ = nullptr;

@@ -73,7 +73,6 @@ struct Options {
   ModeId mode = ModeId::kWriteBw;
   bool sweep = false;  ///< -a: every power of two up to spec.size
   bool json = false;
-  bool paths_table = false;  ///< print the per-path figures after the run
   TestSpec spec;
 };
 
@@ -254,7 +253,8 @@ class Endpoint {
   uint8_t* mem_ = nullptr;
   size_t mem_len_ = 0;
   transport::MrInfo mr_{};
-  uint32_t cq_ = 0;
+  bool have_mr_ = false;
+  uint32_t cq_ = 0;  // engine CQ numbers start at 1
   bool set_up_ = false;
   uint32_t send_slots_ = 0, recv_slots_ = 0, recv_bufs_ = 0, write_slots_ = 0, msg_ = 0;
   uint64_t read_len_ = 0;
