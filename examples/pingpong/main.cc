@@ -10,7 +10,9 @@
 //   mr-pingpong --port udp:ip=127.0.0.1,port=4800 --listen 18515
 //   mr-pingpong --port udp:ip=127.0.0.1,port=4801 --connect 127.0.0.1:18515
 //
-// Add --faults drop=0.01 on either side to watch the transport recover.
+// Add --faults drop=0.01 on either side to watch the transport recover. Over a
+// dpdk port, --no-mac connects with the peer's MAC left zero: the driver finds it
+// by ARP / IPv6 ND (and the final stats show how).
 
 #include <arpa/inet.h>
 #include <getopt.h>
@@ -26,6 +28,7 @@
 
 #include "absl/strings/numbers.h"
 #include "mr_device.h"
+#include "mr_net_dpdk.h"
 #include "mr_port_fault.h"
 
 namespace {
@@ -36,7 +39,9 @@ using namespace metaroce::transport;
 struct Options {
   DeviceConfig dev;
   uint16_t listen_port = 0;
-  std::string connect;  // host:port
+  std::string listen_addr = "127.0.0.1";  // IPv4 address the server listens on
+  bool no_mac = false;                    // connect with a zero peer MAC
+  std::string connect;                    // host:port
   uint32_t iters = 1000;
   uint32_t size = 64;
 };
@@ -56,13 +61,15 @@ struct Hello {
 int Usage(FILE* to, int rc) {
   std::fprintf(to,
                "usage: mr-pingpong --port DRIVER:ARGS (--listen TCPPORT | --connect HOST:TCPPORT)\n"
-               "                   [--faults SPEC] [--iters N] [--size BYTES]\n"
+               "                   [--faults SPEC] [--iters N] [--size BYTES] [--no-mac]\n"
                "  --port     port driver and arguments, e.g. udp:ip=127.0.0.1,port=4800\n"
                "  --faults   fault injection in front of the port, e.g. drop=0.01\n"
-               "  --listen   wait for the peer's TCP connection on this port (server)\n"
+               "  --listen   wait for the peer's TCP connection on [IPV4:]TCPPORT (server;\n"
+               "             the address defaults to 127.0.0.1)\n"
                "  --connect  connect to the server's TCP port to exchange addresses (client)\n"
                "  --iters    ping-pong round trips (default 1000)\n"
-               "  --size     message size in bytes (default 64)\n");
+               "  --size     message size in bytes (default 64)\n"
+               "  --no-mac   ignore the peer's MAC: the port must resolve it (dpdk: ARP / ND)\n");
   return rc;
 }
 
@@ -74,7 +81,7 @@ bool Exchange(const Options& o, const Hello& mine, Hello* theirs) {
     setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
     sockaddr_in a{};
     a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    inet_pton(AF_INET, o.listen_addr.c_str(), &a.sin_addr);  // checked in main()
     a.sin_port = htons(o.listen_port);
     if (bind(ls, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 || listen(ls, 1) != 0) {
       std::perror("mr-pingpong: listen");
@@ -140,7 +147,7 @@ int Run(const Options& o) {
   PeerAddr peer;
   peer.ip.v6 = theirs.v6 != 0;
   std::memcpy(peer.ip.bytes.data(), theirs.ip, 16);
-  std::memcpy(peer.mac.bytes.data(), theirs.mac, 6);
+  if (!o.no_mac) std::memcpy(peer.mac.bytes.data(), theirs.mac, 6);
   peer.udp_port = theirs.udp_port;
   if (auto st = e.ConnectQp(qpn, peer, theirs.qpn); !st.ok()) {
     std::fprintf(stderr, "mr-pingpong: %s\n", std::string(st.message()).c_str());
@@ -243,6 +250,17 @@ int Run(const Options& o) {
                 static_cast<unsigned long>(fs->dropped + fs->burst_dropped),
                 static_cast<unsigned long>(fs->rx_in));
   }
+  if (auto ns = dpdk::NeighStatsOf(d.port())) {
+    std::printf(
+        "  neighbours: requests sent %lu, answered %lu; replies learnt %lu, requests learnt %lu;"
+        " frames dropped unresolved %lu, malformed %lu\n",
+        static_cast<unsigned long>(ns->requests_sent),
+        static_cast<unsigned long>(ns->requests_answered),
+        static_cast<unsigned long>(ns->replies_learnt),
+        static_cast<unsigned long>(ns->requests_learnt),
+        static_cast<unsigned long>(ns->unresolved_drops),
+        static_cast<unsigned long>(ns->malformed));
+  }
   return 0;
 }
 
@@ -250,24 +268,35 @@ int Run(const Options& o) {
 
 int main(int argc, char** argv) {
   Options o;
-  static const option kLong[] = {
-      {"port", required_argument, nullptr, 'p'},   {"faults", required_argument, nullptr, 'f'},
-      {"listen", required_argument, nullptr, 'l'}, {"connect", required_argument, nullptr, 'c'},
-      {"iters", required_argument, nullptr, 'n'},  {"size", required_argument, nullptr, 's'},
-      {"help", no_argument, nullptr, 'h'},         {nullptr, 0, nullptr, 0}};
+  static const option kLong[] = {{"port", required_argument, nullptr, 'p'},
+                                 {"faults", required_argument, nullptr, 'f'},
+                                 {"listen", required_argument, nullptr, 'l'},
+                                 {"connect", required_argument, nullptr, 'c'},
+                                 {"iters", required_argument, nullptr, 'n'},
+                                 {"size", required_argument, nullptr, 's'},
+                                 {"no-mac", no_argument, nullptr, 'm'},
+                                 {"help", no_argument, nullptr, 'h'},
+                                 {nullptr, 0, nullptr, 0}};
   int c;
   uint32_t v;
-  while ((c = getopt_long(argc, argv, "p:f:l:c:n:s:h", kLong, nullptr)) != -1) {
+  while ((c = getopt_long(argc, argv, "p:f:l:c:n:s:mh", kLong, nullptr)) != -1) {
     switch (c) {
       case 'p': o.dev.port = optarg; break;
       case 'f': o.dev.faults = optarg; break;
-      case 'l':
-        if (!absl::SimpleAtoi(optarg, &v) || v == 0 || v > 65535) {
-          std::fprintf(stderr, "mr-pingpong: --listen takes a TCP port 1-65535\n");
+      case 'l': {
+        const std::string arg = optarg;
+        const size_t colon = arg.rfind(':');
+        if (colon != std::string::npos) o.listen_addr = arg.substr(0, colon);
+        in_addr ignored;
+        if (!absl::SimpleAtoi(arg.substr(colon + 1), &v) || v == 0 || v > 65535 ||
+            inet_pton(AF_INET, o.listen_addr.c_str(), &ignored) != 1) {
+          std::fprintf(stderr, "mr-pingpong: --listen takes [IPV4:]TCPPORT (port 1-65535)\n");
           return 2;
         }
         o.listen_port = static_cast<uint16_t>(v);
         break;
+      }
+      case 'm': o.no_mac = true; break;
       case 'c': o.connect = optarg; break;
       case 'n':
         if (!absl::SimpleAtoi(optarg, &o.iters) || o.iters == 0) {

@@ -9,7 +9,9 @@
 #include "absl/strings/str_cat.h"
 
 #include "mr_device.h"
+#include "mr_log.h"
 #include "mr_port_fault.h"
+#include "mr_telemetry.h"
 
 namespace metaroce {
 
@@ -50,10 +52,31 @@ absl::StatusOr<std::unique_ptr<Device>> Device::Open(const DeviceConfig& cfg) {
   if (!engine.ok()) return engine.status();
   d->port_ = std::move(p);
   d->engine_ = std::move(*engine);
+  d->name_ = !cfg.name.empty()
+                 ? cfg.name
+                 : absl::StrCat(
+                       info.driver, ":",
+                       info.ip.v6 ? absl::StrCat("[", info.ip.ToString(), "]") : info.ip.ToString(),
+                       ":", info.udp_port);
+  if (cfg.telemetry) d->publisher_ = telemetry::Publisher::Create(d->name_);
+  MR_LOG(INFO, "device %s: %s port open, %u-byte payloads, %u paths; telemetry engine %lld",
+         d->name_.c_str(), info.driver.c_str(), ec.max_payload, ec.num_paths,
+         static_cast<long long>(d->telemetry_index()));
   return d;
 }
 
 Device::~Device() = default;
+
+int64_t Device::telemetry_index() const {
+  return publisher_ != nullptr ? static_cast<int64_t>(publisher_->index()) : -1;
+}
+
+void Device::Publish(transport::TimeNs now) {
+  const port::PortStats ps = port_->stats();
+  std::vector<telemetry::Event> events;
+  publisher_->Publish(now, *engine_, &ps, &events);
+  for (const telemetry::Event& e : events) log::Write(e.level, "device %s", e.text.c_str());
+}
 
 transport::TimeNs Device::Now() const {
   timespec ts;
@@ -78,6 +101,7 @@ size_t Device::Poll() {
       engine_->OnDatagram(now, rx_[i].addr, rx_[i].data);
     }
   }
+  if (publisher_ != nullptr && publisher_->Due(now)) Publish(now);
   work += n;
   if (n == 0 && !engine_->HasPendingTx() && engine_->NextDeadline() > now) return work;
   for (;;) {

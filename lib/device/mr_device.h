@@ -36,7 +36,17 @@ struct DeviceConfig {
    * from the port; everything else (paths, windows, timers, seed) from here.
    */
   transport::EngineConfig engine;
+  /**
+   * Name in telemetry (/metaroce/engines) and log lines; empty: "DRIVER:IP:UDP_PORT" of the port.
+   */
+  std::string name;
+  /** Publish the engine's figures to DPDK telemetry (doc/observability.md) while polling. */
+  bool telemetry = true;
 };
+
+namespace telemetry {
+class Publisher;
+}
 
 /** One engine on one port, polled by its owner's thread. Not thread-safe. */
 class Device {
@@ -54,6 +64,10 @@ class Device {
   /** The port itself (with its fault stage, if one was configured). */
   const port::Port& port() const { return *port_; }
   port::PortStats port_stats() const { return port_->stats(); }
+  /** Name in telemetry and log lines (DeviceConfig::name or the default). */
+  const std::string& name() const { return name_; }
+  /** Index of its engine in /metaroce/ telemetry commands; -1 if telemetry is off. */
+  int64_t telemetry_index() const;
 
   /**
    * One run-to-completion iteration: receive a burst into the engine, run its
@@ -63,7 +77,10 @@ class Device {
 
  private:
   Device() = default;
+  void Publish(transport::TimeNs now);  ///< a telemetry snapshot; logs what changed
   static constexpr uint16_t kBurst = 32;
+  std::string name_;
+  std::unique_ptr<telemetry::Publisher> publisher_;
   std::unique_ptr<port::Port> port_;
   transport::ProcessMemory mem_;
   std::unique_ptr<transport::Engine> engine_;

@@ -24,6 +24,11 @@ class FaultPort final : public Port {
   }
   uint16_t TxBurst(uint16_t queue, transport::TxSlot* slots, uint16_t n) override;
   PortStats stats() const override { return inner_->stats(); }
+  // Rules act in the device, before the stage. DetachRx() is not forwarded: the
+  // stage hands out its own copies, which the next RxBurst() recycles.
+  absl::StatusOr<bool> SteerUdpDstPort(uint16_t udp_port, uint16_t queue) override {
+    return inner_->SteerUdpDstPort(udp_port, queue);
+  }
   FaultStats fault_stats() const;
 
  private:

@@ -69,6 +69,39 @@ class Port {
    */
   virtual uint16_t TxBurst(uint16_t queue, transport::TxSlot* slots, uint16_t n) = 0;
   virtual PortStats stats() const = 0;
+
+  // ---- Optional: steering for multi-queue ports (lib/runtime, doc/runtime.md) ----
+
+  /**
+   * Asks the device to deliver received packets whose UDP destination port is
+   * @p udp_port to @p queue (a flow rule, e.g. rte_flow). Control path: call
+   * before the queues are polled. The port keeps the rule until it is closed.
+   * @param udp_port UDP destination port to match.
+   * @param queue receive queue (below info().num_queues) those packets go to.
+   * @return true when the rule is in place; false when the port cannot steer
+   *         by UDP destination port (the default: the caller steers in
+   *         software); an error when the port should have but failed.
+   */
+  virtual absl::StatusOr<bool> SteerUdpDstPort(uint16_t /*udp_port*/, uint16_t /*queue*/) {
+    return false;
+  }
+
+  /**
+   * Takes packet @p index of the last RxBurst() on @p queue out of the
+   * port's hands, so that its RxPacket::data stays valid past the next
+   * RxBurst() until ReleaseRx(): how a packet received on one queue is handed
+   * to another thread without a copy. Call it before the next RxBurst() on
+   * that queue, from the queue's thread.
+   * @return a handle for ReleaseRx(), or nullptr when the port cannot (the
+   *         default; the caller copies the packet instead).
+   */
+  virtual void* DetachRx(uint16_t /*queue*/, uint16_t /*index*/) { return nullptr; }
+
+  /**
+   * Gives back a packet DetachRx() kept; its data is invalid from then on.
+   * Thread-safe: any thread may release any handle of this port, once.
+   */
+  virtual void ReleaseRx(void* /*handle*/) {}
 };
 
 /** Driver arguments: "name:key=value,key=value" as on a command line. */

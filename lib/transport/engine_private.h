@@ -200,6 +200,9 @@ struct Connection {
   TimeNs last_rx_at = 0;    ///< any valid packet from the peer
   TimeNs keepalive_at = 0;  ///< earliest next keep-alive probe
   bool keepalive_pending = false;
+  // Observability only (GetConnections): packets and bytes sent on it, valid
+  // packets and bytes received on it, and the CE-marked data packets among them.
+  uint64_t tx_pkts = 0, tx_bytes = 0, rx_pkts = 0, rx_bytes = 0, rx_ce_pkts = 0;
 };
 
 /** A posted receive. */
@@ -290,6 +293,7 @@ class EngineImpl {
   absl::Status PostRecv(uint32_t qpn, const RecvWr& wr);
   size_t PollCq(uint32_t cq, std::span<Completion> out);
   std::vector<PathInfo> GetPaths(const wire::IpAddr& ip, uint16_t udp_port) const;
+  std::vector<ConnInfo> GetConnections() const;  // introspect.cc
 
   // rx.cc: packets in.
   void OnFrame(TimeNs now, std::span<const uint8_t> frame);
@@ -324,6 +328,7 @@ class EngineImpl {
   uint32_t next_qpn = 1;
   uint32_t tx_cursor = 0;  ///< connection round robin in PollTx
   uint64_t reaped_failures_ = 0;
+  uint32_t rx_len = 0;  ///< bytes of the frame or datagram being handled (per-connection counters)
 
  private:
   // ---- connection set-up (engine.cc) ----

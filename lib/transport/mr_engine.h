@@ -157,6 +157,38 @@ struct PathInfo {
   uint64_t failures = 0;
 };
 
+/** Per-connection figures (one connection per peer engine), for telemetry and tests. */
+struct ConnInfo {
+  /** Where the connection is in its life. */
+  enum class State : uint8_t {
+    kConnecting,  ///< CONN_REQ sent or being answered, not yet established
+    kUp,          ///< established: data flows
+    kFailed,      ///< given up (every path failed, peer silent, rejected or closed)
+  };
+  uint32_t conn_id = 0;         ///< local id: the dst_conn_id of what the peer sends
+  uint32_t remote_conn_id = 0;  ///< the peer's id (0 until up)
+  PeerAddr peer;
+  State state = State::kConnecting;
+  uint32_t num_qps = 0;         ///< local QPs on it
+  uint16_t peer_paths = 0;      ///< paths the peer announced (its sending paths)
+  uint32_t chunk_bytes = 0;     ///< payload per packet agreed with the peer (0 until up)
+  uint64_t tx_pkts = 0;         ///< every packet sent on it (data, control)
+  uint64_t tx_bytes = 0;        ///< their bytes as handed to the port (frame or UDP payload)
+  uint64_t rx_pkts = 0;         ///< valid packets received on it (data, ACK, NAK, probe)
+  uint64_t rx_bytes = 0;        ///< their bytes as received (frame or UDP payload)
+  uint64_t retx_pkts = 0;       ///< data packets sent again, all paths
+  uint64_t lost_pkts = 0;       ///< data packets declared lost, all paths
+  uint32_t inflight = 0;        ///< data packets in flight, all paths
+  uint32_t window = 0;          ///< connection window (packets)
+  uint32_t rate_hint_mbps = 0;  ///< rate the peer is asked to keep to; 0: no limit (no CC yet)
+  uint64_t ce_rx_pkts = 0;      ///< CE-marked data packets received from the peer
+  uint64_t ce_echoed_pkts = 0;  ///< CE marks the peer reported on our packets (sum of paths)
+  std::vector<PathInfo> paths;  ///< local paths, by path id
+};
+
+/** "connecting", "up" or "failed". */
+const char* ConnStateName(ConnInfo::State s);
+
 class EngineImpl;
 
 /** The protocol engine of one host. Not thread-safe: one thread drives it. */
@@ -210,6 +242,11 @@ class Engine {
   /** Paths of the connection to @p peer_ip (empty if there is none). */
   std::vector<PathInfo> GetPaths(const wire::IpAddr& peer_ip,
                                  uint16_t peer_udp_port = wire::kDefaultUdpPort) const;
+  /**
+   * Every connection with its paths, in creation order (failed ones until no
+   * QP refers to them). Allocates: for telemetry snapshots, not per packet.
+   */
+  std::vector<ConnInfo> GetConnections() const;
 
  private:
   explicit Engine(std::unique_ptr<EngineImpl> impl);

@@ -78,6 +78,7 @@ void EngineImpl::OnFrame(TimeNs now, std::span<const uint8_t> frame) {
   wire::FrameInfo info;
   wire::Packet p;
   stats.rx_bytes += frame.size();
+  rx_len = static_cast<uint32_t>(frame.size());
   const wire::ParseError e = wire::ParseFrame(frame, opt, &info, &p);
   if (e != wire::ParseError::kOk) {
     stats.rx_parse_drops[static_cast<size_t>(e)]++;
@@ -92,6 +93,7 @@ void EngineImpl::OnDatagram(TimeNs now, const wire::FrameInfo& addr,
   opt.udp_port = cfg.udp_port;
   wire::Packet p;
   stats.rx_bytes += payload.size();
+  rx_len = static_cast<uint32_t>(payload.size());
   const wire::ParseError e = wire::ParseDatagram(payload, opt, &p);
   if (e != wire::ParseError::kOk) {
     stats.rx_parse_drops[static_cast<size_t>(e)]++;
@@ -117,6 +119,8 @@ void EngineImpl::HandlePacket(TimeNs now, const wire::FrameInfo& from, const wir
     return;
   }
   c->last_rx_at = now;
+  c->rx_pkts++;
+  c->rx_bytes += rx_len;
   switch (cls) {
     case wire::PacketClass::kAck: HandleAck(now, c, p); break;
     case wire::PacketClass::kNak: HandleNak(now, c, p); break;
@@ -403,6 +407,7 @@ bool EngineImpl::RecordPsn(TimeNs now, Connection* c, const wire::FrameInfo& fro
   rx.rx_pkts++;
   if (ce) {
     rx.ce_pkts++;
+    c->rx_ce_pkts++;
     stats.rx_ce_pkts++;
   }
   rx.echo_ts = d.tx_ts_ns;

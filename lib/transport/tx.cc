@@ -57,6 +57,10 @@ bool EngineImpl::Emit(TimeNs now, Connection* c, uint16_t src_port, wire::Packet
   slot->len = static_cast<uint32_t>(*n);
   stats.tx_packets++;
   stats.tx_bytes += *n;
+  if (c != nullptr) {
+    c->tx_pkts++;
+    c->tx_bytes += *n;
+  }
   (void)now;
   return true;
 }

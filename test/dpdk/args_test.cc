@@ -30,6 +30,7 @@ TEST(DpdkArgs, DefaultsAndEveryKey) {
   EXPECT_EQ(a->queues, 1);
   EXPECT_EQ(a->mbufs, dpdk::kDefaultMbufs);
   EXPECT_EQ(a->mtu, dpdk::kDefaultMtu);
+  EXPECT_TRUE(a->neigh.empty());
 
   a = Parse(
       "dpdk:eal=--no-huge -m;512  --vdev=net_memif0|role=server,port=net_memif0,ip=[2001:db8::1],"
@@ -45,6 +46,18 @@ TEST(DpdkArgs, DefaultsAndEveryKey) {
   EXPECT_EQ(a->queues, 2);
   EXPECT_EQ(a->mbufs, 16384u);
   EXPECT_EQ(a->mtu, 9000u);
+
+  a = Parse(
+      "dpdk:ip=10.0.0.1,neigh=10.0.0.2@02:00:00:00:00:02;;[2001:db8::3]@02-00-00-00-00-0a;"
+      "2001:db8::4@02:00:00:00:00:0B;");
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_EQ(a->neigh.size(), 3u);
+  EXPECT_EQ(a->neigh[0].ip, wire::IpAddr::V4(10, 0, 0, 2));
+  EXPECT_EQ(a->neigh[0].mac.bytes, (std::array<uint8_t, 6>{2, 0, 0, 0, 0, 2}));
+  EXPECT_EQ(a->neigh[1].ip.ToString(), "2001:db8::3");
+  EXPECT_EQ(a->neigh[1].mac.bytes, (std::array<uint8_t, 6>{2, 0, 0, 0, 0, 0x0a}));
+  EXPECT_EQ(a->neigh[2].ip.ToString(), "2001:db8::4");
+  EXPECT_EQ(a->neigh[2].mac.bytes, (std::array<uint8_t, 6>{2, 0, 0, 0, 0, 0x0b}));
 
   a = Parse("dpdk:port=007,ip=10.0.0.1,mac=auto");
   ASSERT_TRUE(a.ok()) << a.status();
@@ -102,7 +115,28 @@ INSTANTIATE_TEST_SUITE_P(
                 "mbufs='4096' is not allowed: at least 5120 for queues=2"},
         BadCase{"dpdk:ip=10.0.0.1,mtu=100", "mtu='100' is not allowed: bytes 576..9600"},
         BadCase{"dpdk:ip=10.0.0.1,mtu=9601", "mtu='9601' is not allowed"},
-        BadCase{"dpdk:ip=10.0.0.1,mtu=1500x", "mtu='1500x' is not allowed"}));
+        BadCase{"dpdk:ip=10.0.0.1,mtu=1500x", "mtu='1500x' is not allowed"},
+        BadCase{"dpdk:ip=10.0.0.1,neigh=", "neigh='' is not allowed: IP@MAC entries separated by"},
+        BadCase{"dpdk:ip=10.0.0.1,neigh=;", "neigh=';' is not allowed: IP@MAC entries"},
+        BadCase{"dpdk:ip=10.0.0.1,neigh=10.0.0.2", "'10.0.0.2' is not IP@MAC"},
+        BadCase{"dpdk:ip=10.0.0.1,neigh=10.0.0.2@", "neigh='10.0.0.2@' is not allowed"},
+        BadCase{"dpdk:ip=10.0.0.1,neigh=host@02:00:00:00:00:02", "'host@02:00:00:00:00:02'"},
+        BadCase{"dpdk:ip=10.0.0.1,neigh=0.0.0.0@02:00:00:00:00:02", "is not IP@MAC"},
+        BadCase{"dpdk:ip=10.0.0.1,neigh=10.0.0.2@01:00:5e:00:00:01", "unicast non-zero MAC"},
+        BadCase{"dpdk:ip=10.0.0.1,neigh=10.0.0.2@00:00:00:00:00:00", "is not IP@MAC"},
+        BadCase{"dpdk:ip=10.0.0.1,neigh=10.0.0.2@02:00:00:00:00:02;10.0.0.2@02:00:00:00:00:03",
+                "10.0.0.2 is given twice"}));
+
+TEST(DpdkArgs, AtMostSoManyStaticNeighbours) {
+  std::string spec = "dpdk:ip=10.0.0.1,neigh=";
+  for (size_t i = 0; i <= dpdk::kMaxStaticNeigh; i++) {
+    spec +=
+        "10.1." + std::to_string(i / 256) + "." + std::to_string(i % 256) + "@02:00:00:00:00:01;";
+  }
+  auto a = Parse(spec);
+  ASSERT_FALSE(a.ok());
+  EXPECT_NE(a.status().message().find("more than 256 entries"), std::string::npos) << a.status();
+}
 
 TEST(DpdkArgs, Registered) {
   bool found = false;

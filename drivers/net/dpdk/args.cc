@@ -19,7 +19,7 @@
 namespace metaroce::dpdk {
 namespace {
 
-constexpr const char* kKeys = "eal, port, ip, mac, udp_port, queues, mbufs, mtu";
+constexpr const char* kKeys = "eal, port, ip, mac, udp_port, queues, mbufs, mtu, neigh";
 
 absl::Status Bad(const std::string& key, const std::string& value, const std::string& allowed) {
   return absl::InvalidArgumentError(
@@ -54,6 +54,27 @@ bool ValidPortName(const std::string& text) {
   if (text.empty() || text.size() >= 64) return false;
   return std::all_of(text.begin(), text.end(),
                      [](char c) { return c > ' ' && c < 127 && c != ',' && c != ';' && c != '|'; });
+}
+
+// "IP@MAC;IP@MAC": static neighbours; an empty string when they are fine, else what is wrong.
+std::string ParseNeigh(const std::string& value, std::vector<StaticNeigh>* out) {
+  for (absl::string_view item : absl::StrSplit(value, ';', absl::SkipEmpty())) {
+    const size_t at = item.rfind('@');
+    StaticNeigh n;
+    if (at == absl::string_view::npos ||
+        !wire::IpAddr::Parse(std::string(item.substr(0, at)), &n.ip) || n.ip.IsUnspecified() ||
+        !ParseMac(std::string(item.substr(at + 1)), &n.mac)) {
+      return absl::StrCat("'", item, "' is not IP@MAC");
+    }
+    for (const StaticNeigh& o : *out) {
+      if (o.ip == n.ip) return absl::StrCat(n.ip.ToString(), " is given twice");
+    }
+    if (out->size() == kMaxStaticNeigh) {
+      return absl::StrCat("more than ", kMaxStaticNeigh, " entries");
+    }
+    out->push_back(n);
+  }
+  return out->empty() ? "no entries" : "";
 }
 
 }  // namespace
@@ -116,6 +137,14 @@ absl::StatusOr<DpdkArgs> ParseDpdkArgs(const port::PortArgs& args) {
         return Bad(key, value, absl::StrCat("bytes ", kMinMtu, "..", kMaxMtu));
       }
       a.mtu = static_cast<uint32_t>(v);
+    } else if (key == "neigh") {
+      if (std::string why = ParseNeigh(value, &a.neigh); !why.empty()) {
+        return Bad(key, value,
+                   absl::StrCat("IP@MAC entries separated by ';' (e.g. 10.0.0.2@02:00:00:00:00:02;"
+                                "[2001:db8::2]@02:00:00:00:00:03), each a specific address once "
+                                "with a unicast non-zero MAC, at most ",
+                                kMaxStaticNeigh, "; ", why));
+      }
     } else {
       return absl::InvalidArgumentError(
           absl::StrCat("dpdk: unknown argument '", key, "'; allowed: ", kKeys));

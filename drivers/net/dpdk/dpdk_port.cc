@@ -22,6 +22,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "dpdk_private.h"
+#include "neigh_private.h"
 
 namespace metaroce::dpdk {
 namespace {
@@ -164,10 +165,12 @@ absl::StatusOr<std::unique_ptr<DpdkPort>> DpdkPort::Open(const DpdkArgs& args) {
   p->info_.udp_port = args.udp_port;
   p->info_.num_queues = args.queues;
   p->info_.max_frame_bytes = args.mtu + RTE_ETHER_HDR_LEN;
+  p->neigh_ = std::make_unique<Neigh>(pid, p->pool_, p->info_, args.neigh);
   return p;
 }
 
 DpdkPort::~DpdkPort() {
+  DestroyFlows();
   for (auto& q : queues_) {
     if (q->num_held != 0) rte_pktmbuf_free_bulk(q->held.data(), q->num_held);
     q->num_held = 0;
@@ -211,6 +214,7 @@ uint16_t DpdkPort::RxBurst(uint16_t queue, port::RxPacket* pkts, uint16_t n) {
       bad++;
       continue;
     }
+    if (neigh_->OnRx(queue, m)) continue;  // ARP / NS / NA: answered here, never the engine's
     q.held[out] = m;
     port::RxPacket& p = pkts[out];
     p.data = {rte_pktmbuf_mtod(m, const uint8_t*), m->data_len};
@@ -262,6 +266,7 @@ uint16_t DpdkPort::TxBurst(uint16_t queue, transport::TxSlot* slots, uint16_t n)
   uint64_t bad = 0;
   std::array<rte_mbuf*, kChunk> m;
   std::array<uint32_t, kChunk> len;
+  int64_t now_ns = 0;  // read by the neighbour code when it first needs it
   for (uint16_t base = 0; base < n; base += kChunk) {
     const uint16_t count = std::min<uint16_t>(n - base, kChunk);
     uint16_t k = 0;
@@ -280,6 +285,10 @@ uint16_t DpdkPort::TxBurst(uint16_t queue, transport::TxSlot* slots, uint16_t n)
           s.len > rte_pktmbuf_tailroom(mb)) {
         rte_pktmbuf_free(mb);
         bad++;
+        continue;
+      }
+      if (!neigh_->OnTx(queue, {s.buf, s.len}, &now_ns)) {  // unresolved: counted there
+        rte_pktmbuf_free(mb);
         continue;
       }
       mb->data_len = static_cast<uint16_t>(s.len);

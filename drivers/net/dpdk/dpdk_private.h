@@ -15,10 +15,13 @@
 #include "mr_net_dpdk.h"
 #include "mr_port_driver.h"
 
+struct rte_flow;
 struct rte_mbuf;
 struct rte_mempool;
 
 namespace metaroce::dpdk {
+
+class Neigh;  // neigh_private.h
 
 using Counter = port::StatCounter;
 
@@ -47,11 +50,19 @@ class DpdkPort final : public port::Port {
   uint16_t TxAlloc(uint16_t queue, transport::TxSlot* slots, uint16_t n) override;
   uint16_t TxBurst(uint16_t queue, transport::TxSlot* slots, uint16_t n) override;
   port::PortStats stats() const override;
+  // Steering (flow.cc): rte_flow rules by UDP destination port, and handing a
+  // received mbuf to another thread (DetachRx() takes it out of the queue's held
+  // mbufs, which RxBurst() keeps index for index with the packets it returned).
+  absl::StatusOr<bool> SteerUdpDstPort(uint16_t udp_port, uint16_t queue) override;
+  void* DetachRx(uint16_t queue, uint16_t index) override;
+  void ReleaseRx(void* handle) override;
 
  private:
   DpdkPort() = default;
   // Frees every mbuf waiting on the receive queues (stale frames of an earlier user).
   void DrainRx();
+  // Removes the rules SteerUdpDstPort() installed (flow.cc).
+  void DestroyFlows();
 
   port::PortInfo info_;
   uint16_t port_id_ = 0;
@@ -59,6 +70,8 @@ class DpdkPort final : public port::Port {
   rte_mempool* pool_ = nullptr;
   std::vector<std::unique_ptr<Queue>> queues_;
   std::atomic<uint64_t> wrong_queue_tx_{0};  ///< slots given to TxBurst() on a queue we lack
+  std::vector<rte_flow*> flows_;             ///< rules of SteerUdpDstPort()
+  std::unique_ptr<Neigh> neigh_;             ///< ARP / ND (neigh.cc): answers, fills MACs
 };
 
 /** Resolves "3" or "net_ring0" to an ethdev port id; the error lists the ports there are. */

@@ -3,6 +3,7 @@
  */
 
 // EAL, once per process; its log lines are captured so a failure can say why.
+// Once EAL is up, packet capture (rte_pdump) is offered to dpdk-dumpcap.
 
 // DPDK 22.11 headers use ++/-- on volatile members (-Wvolatile in C++20).
 #pragma GCC diagnostic push
@@ -11,6 +12,7 @@
 #include <rte_errno.h>
 #include <rte_lcore.h>
 #include <rte_log.h>
+#include <rte_pdump.h>
 #pragma GCC diagnostic pop
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +23,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "mr_log.h"
 #include "mr_net_dpdk.h"
 
 namespace metaroce::dpdk {
@@ -35,6 +38,31 @@ std::string Tail(const std::string& log, size_t max) {
   std::string t = log.size() > max ? "..." + log.substr(log.size() - max) : log;
   while (!t.empty() && (t.back() == '\n' || t.back() == '\r')) t.pop_back();
   return t;
+}
+
+// Lets dpdk-dumpcap (a secondary process) capture this primary's ports, and says in the log
+// whether it can: a secondary needs the primary's shared config (no --no-shconf, no
+// --in-memory) and hugepage-backed memory (no --no-huge). doc/observability.md.
+void InitPdump() {
+  if (rte_eal_process_type() != RTE_PROC_PRIMARY) return;
+  const std::string dir = rte_eal_get_runtime_dir();
+  const std::string prefix = dir.substr(dir.find_last_of('/') + 1);
+  rte_errno = 0;
+  if (rte_pdump_init() < 0) {
+    MR_LOG(WARNING, "pdump: rte_pdump_init failed: %s; no packet capture", rte_strerror(rte_errno));
+    return;
+  }
+  if (rte_errno == ENOTSUP) {  // rte_pdump_init() accepts an EAL without multi-process
+    MR_LOG(NOTICE,
+           "pdump: unavailable: EAL runs without multi-process (--no-shconf or --in-memory), "
+           "so dpdk-dumpcap cannot attach");
+  } else if (!rte_eal_has_hugepages()) {
+    MR_LOG(NOTICE,
+           "pdump: initialised, but EAL runs without hugepages (--no-huge): dpdk-dumpcap "
+           "cannot attach (a secondary process maps hugepage memory)");
+  } else {
+    MR_LOG(INFO, "pdump: ready: dpdk-dumpcap --file-prefix=%s -i <port> captures", prefix.c_str());
+  }
 }
 
 }  // namespace
@@ -67,6 +95,7 @@ absl::Status InitEal(const std::vector<std::string>& eal_args) {
 
   if (rc >= 0) {
     eal_status = absl::OkStatus();
+    InitPdump();
   } else if (err == EALREADY && rte_lcore_count() > 0) {
     eal_status = absl::OkStatus();  // the program initialised EAL itself
   } else {

@@ -14,8 +14,10 @@
 #ifndef METAROCE_MR_NET_DPDK_H
 #define METAROCE_MR_NET_DPDK_H
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +45,16 @@ inline constexpr uint16_t kTxDescriptors = 1024;
 /** Most packets one RxBurst() returns (larger requests are cut to this). */
 inline constexpr uint16_t kMaxRxBurst = 256;
 
+/** Most static neighbour entries neigh= may give. */
+inline constexpr size_t kMaxStaticNeigh = 256;
+
+/** A neighbour entry from the neigh= argument: never aged out, never overwritten by learning. */
+struct StaticNeigh {
+  wire::IpAddr ip;
+  wire::MacAddr mac;
+  friend bool operator==(const StaticNeigh&, const StaticNeigh&) = default;
+};
+
 /** The driver's arguments, parsed and checked (see ParseDpdkArgs()). */
 struct DpdkArgs {
   std::vector<std::string> eal;  ///< EAL arguments (without argv[0]); empty: none given
@@ -54,14 +66,16 @@ struct DpdkArgs {
   uint16_t queues = 1;                        ///< receive and transmit queues, 1..kMaxQueues
   uint32_t mbufs = kDefaultMbufs;             ///< mbufs in the port's pool
   uint32_t mtu = kDefaultMtu;                 ///< IP MTU; sizes the mbufs and max_frame_bytes
+  std::vector<StaticNeigh> neigh;             ///< static neighbour entries (neigh=)
 };
 
 /**
  * Checks "dpdk:eal=ARGS,port=ID|NAME,ip=ADDR,mac=auto|AA:BB:CC:DD:EE:FF,
- * udp_port=N,queues=Q,mbufs=N,mtu=N". EAL arguments in eal= are separated by
- * spaces or ';', and '|' stands for ',' (which separates the driver's own
- * arguments). An unknown key, a key given twice or a bad value fails with
- * InvalidArgument naming the key and what is allowed. Needs no EAL.
+ * udp_port=N,queues=Q,mbufs=N,mtu=N,neigh=IP@MAC;IP@MAC". EAL arguments in
+ * eal= are separated by spaces or ';', and '|' stands for ',' (which separates
+ * the driver's own arguments); so are the entries of neigh=. An unknown key,
+ * a key given twice or a bad value fails with InvalidArgument naming the key
+ * and what is allowed. Needs no EAL.
  */
 absl::StatusOr<DpdkArgs> ParseDpdkArgs(const port::PortArgs& args);
 
@@ -79,6 +93,30 @@ absl::Status InitEal(const std::vector<std::string>& eal_args);
  * DPDK call and its rte_errno / return code.
  */
 absl::StatusOr<std::unique_ptr<port::Port>> OpenDpdkPort(const DpdkArgs& args);
+
+/**
+ * What a port's neighbour resolution did (doc/dpdk-driver.md, "Neighbour
+ * resolution"). ARP (IPv4) and ND (IPv6) are counted together: a port has one
+ * address family.
+ */
+struct NeighStats {
+  uint64_t requests_answered = 0;  ///< ARP requests and NS for this port's address answered
+  uint64_t requests_sent = 0;      ///< ARP requests and NS sent (to resolve or to refresh)
+  uint64_t replies_learnt = 0;     ///< ARP replies and NA whose sender's MAC was stored
+  uint64_t requests_learnt = 0;    ///< senders of requests for this port's address stored
+  uint64_t unresolved_drops = 0;   ///< frames dropped because the destination's MAC was unknown
+  uint64_t malformed = 0;          ///< ARP / NS / NA frames too short or invalid, dropped
+  uint64_t ignored = 0;            ///< valid ARP / NS / NA about other hosts (or our own echo)
+  uint64_t send_failures = 0;      ///< requests and answers not sent (no mbuf, ring full)
+  uint64_t entries = 0;            ///< neighbours in the table now, static ones included
+};
+
+/**
+ * The neighbour counters of a dpdk port: @p port itself, or a wrapper that
+ * forwards info() (the fault stage of lib/port/mr_port_fault.h); nullopt for
+ * any other port. Thread-safe.
+ */
+std::optional<NeighStats> NeighStatsOf(const port::Port& port);
 
 /** The registry entry ("dpdk"); OpenPort("dpdk:...") reaches it. */
 extern const port::PortDriver kDpdkDriver;

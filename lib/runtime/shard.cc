@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The metaroce authors
+ */
+
+// One shard's iteration: rx burst -> hand other shards' packets to their rings ->
+// drain its own ring -> engine -> timers and tx burst. Everything here runs on the
+// shard's own thread; the only shared state is the rte_rings.
+
+#include "runtime_private.h"
+
+namespace metaroce::runtime {
+namespace {
+
+// Transmit bursts per iteration at most, so a sender with a large window still
+// comes back to receive (ACKs) in time.
+constexpr int kMaxTxBurstsPerPoll = 8;
+
+}  // namespace
+
+Shard::Shard() : st_(std::make_unique<ShardState>()) {}
+
+Shard::~Shard() = default;
+
+transport::PeerAddr Shard::address() const {
+  const port::PortInfo& info = port_->info();
+  return transport::PeerAddr{info.ip, info.mac, udp_port_};
+}
+
+size_t Shard::Poll() {
+  const size_t work = PollRx() + PollTx();
+  stats_.iterations.Add(1);
+  if (work == 0) stats_.idle_polls.Add(1);
+  return work;
+}
+
+size_t Shard::PollRx() {
+  ShardState& st = *st_;
+  const uint16_t n = port_->RxBurst(queue_, st.rx.data(), kBurst);
+  const transport::TimeNs now = Now();
+  const transport::Framing framing = port_->info().framing;
+  const bool steer = rt_->steer_in_software_;
+  const uint16_t num_shards = rt_->num_shards();
+  const uint16_t base = rt_->base_udp_port_;
+  auto deliver = [&](std::span<const uint8_t> data, const wire::FrameInfo& addr) {
+    if (framing == transport::Framing::kEthernet) {
+      engine_->OnFrame(now, data);
+    } else {
+      engine_->OnDatagram(now, addr, data);
+    }
+  };
+
+  uint64_t drops = 0;
+  uint64_t copies = 0;
+  for (uint16_t i = 0; i < n; i++) {
+    const port::RxPacket& p = st.rx[i];
+    const int to = steer ? ShardOf(framing, p, base, num_shards) : -1;
+    if (to < 0 || to == index_) {
+      deliver(p.data, p.addr);
+      continue;
+    }
+    // Another shard's packet: a descriptor of ours carries it there, with the
+    // port's buffer when the port lets go of it, else with a copy.
+    void* d = nullptr;
+    if (st.free->Dequeue(&d, 1) != 1) {
+      drops++;  // every descriptor is in flight: the transport recovers the loss
+      continue;
+    }
+    auto* h = static_cast<Handoff*>(d);
+    h->handle = port_->DetachRx(queue_, i);
+    if (h->handle != nullptr) {
+      h->data = p.data;
+    } else {
+      h->copy.assign(p.data.begin(), p.data.end());  // capacity is reused after warm-up
+      h->data = h->copy;
+      copies++;
+    }
+    h->addr = p.addr;
+    h->port = port_;
+    st.out[to][st.num_out[to]++] = h;
+  }
+  if (n != 0) stats_.rx_packets.Add(n);
+  if (!steer) return n;
+
+  // Pass the staged packets on; what a full ring refuses is dropped.
+  uint64_t sent = 0;
+  for (uint16_t to = 0; to < num_shards; to++) {
+    const uint16_t k = st.num_out[to];
+    if (k == 0) continue;
+    st.num_out[to] = 0;
+    Handoff** staged = st.out[to].data();
+    const unsigned took =
+        rt_->shards_[to]->st_->inbound->Enqueue(reinterpret_cast<void* const*>(staged), k);
+    sent += took;
+    for (unsigned j = took; j < k; j++) {
+      Handoff* h = staged[j];
+      if (h->handle != nullptr) port_->ReleaseRx(h->handle);
+      h->handle = nullptr;
+      void* back = h;
+      st.free->Enqueue(&back, 1);
+      drops++;
+    }
+  }
+  if (sent != 0) stats_.handoffs_out.Add(sent);
+  if (copies != 0) stats_.handoff_copies.Add(copies);
+  if (drops != 0) stats_.handoff_drops.Add(drops);
+
+  // Packets other shards passed to this one; descriptors go back to their owners.
+  std::array<void*, kBurst> in;
+  const unsigned m = st.inbound->Dequeue(in.data(), kBurst);
+  if (m == 0) return n;
+  std::array<std::array<void*, kBurst>, kMaxShards> back;
+  std::array<uint16_t, kMaxShards> num_back{};
+  for (unsigned j = 0; j < m; j++) {
+    auto* h = static_cast<Handoff*>(in[j]);
+    deliver(h->data, h->addr);
+    if (h->handle != nullptr) h->port->ReleaseRx(h->handle);
+    h->handle = nullptr;
+    back[h->owner][num_back[h->owner]++] = h;
+  }
+  for (uint16_t o = 0; o < num_shards; o++) {
+    // Never short: a free ring holds every descriptor of its owner.
+    if (num_back[o] != 0) rt_->shards_[o]->st_->free->Enqueue(back[o].data(), num_back[o]);
+  }
+  stats_.handoffs_in.Add(m);
+  return n + m;
+}
+
+size_t Shard::PollTx() {
+  const transport::TimeNs now = Now();
+  if (!engine_->HasPendingTx() && engine_->NextDeadline() > now) return 0;
+  ShardState& st = *st_;
+  size_t sent = 0;
+  for (int b = 0; b < kMaxTxBurstsPerPoll; b++) {
+    const uint16_t room = port_->TxAlloc(queue_, st.tx.data(), kBurst);
+    if (room == 0) break;
+    const size_t filled = engine_->PollTx(now, {st.tx.data(), room});
+    for (size_t i = filled; i < room; i++) st.tx[i].len = 0;  // returned unused
+    port_->TxBurst(queue_, st.tx.data(), room);
+    sent += filled;
+    if (filled < room) break;
+  }
+  if (sent != 0) stats_.tx_packets.Add(sent);
+  return sent;
+}
+
+}  // namespace metaroce::runtime
