@@ -64,6 +64,10 @@ struct RuntimeConfig {
    * threads (tests on a shared 2-vCPU host).
    */
   uint32_t yield_after_idle_polls = 0;
+  /** Name in telemetry and logs; shard i publishes as "NAME/shard<i>". Empty: "DRIVER:IP:PORT". */
+  std::string name;
+  /** Publish each shard's engine to DPDK telemetry (doc/observability.md) while polling. */
+  bool telemetry = true;
 };
 
 /** A shard's counters: written by its thread, readable from any thread (relaxed). */

@@ -126,6 +126,13 @@ absl::StatusOr<std::unique_ptr<Runtime>> Runtime::Open(const RuntimeConfig& cfg)
     absl::StatusOr<std::unique_ptr<transport::Engine>> e = transport::Engine::Create(*ec, &s->mem_);
     if (!e.ok()) return e.status();
     s->engine_ = std::move(*e);
+    if (cfg.telemetry) {
+      const std::string base =
+          !cfg.name.empty()
+              ? cfg.name
+              : absl::StrCat(info.driver, ":", info.ip.ToString(), ":", info.udp_port);
+      s->st_->publisher = telemetry::Publisher::Create(absl::StrCat(base, "/shard", i));
+    }
     rt->shards_.push_back(std::move(s));
   }
 

@@ -18,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "mr_port.h"
 #include "mr_runtime.h"
+#include "mr_telemetry.h"
 
 struct rte_ring;
 
@@ -73,6 +74,7 @@ struct ShardState {
   std::vector<Handoff> descriptors;      ///< kHandoffDescriptors, never resized
   std::array<std::array<Handoff*, kBurst>, kMaxShards> out{};  ///< staged, per destination
   std::array<uint16_t, kMaxShards> num_out{};
+  std::unique_ptr<telemetry::Publisher> publisher;  ///< null: telemetry off
 };
 
 /** Creates the hand-off rings and descriptors of shard @p index. */

@@ -28,6 +28,10 @@ transport::PeerAddr Shard::address() const {
 
 size_t Shard::Poll() {
   const size_t work = PollRx() + PollTx();
+  if (telemetry::Publisher* pub = st_->publisher.get(); pub != nullptr) {
+    const transport::TimeNs now = Now();
+    if (pub->Due(now)) pub->Publish(now, *engine_);
+  }
   stats_.iterations.Add(1);
   if (work == 0) stats_.idle_polls.Add(1);
   return work;

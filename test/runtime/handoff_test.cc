@@ -12,6 +12,7 @@
 #include "fake_mq_port.h"
 #include "gtest/gtest.h"
 #include "mr_runtime.h"
+#include "mr_telemetry.h"
 #include "mr_wire.h"
 #include "mr_wire_sample.h"
 
@@ -275,6 +276,19 @@ TEST_F(FakeRuntime, WithoutEalTheClockIsClockMonotonic) {
   EXPECT_LE(before, t1);
   EXPECT_LE(t1, t2);
   EXPECT_LE(t2, after);
+}
+
+TEST_F(FakeRuntime, EveryShardPublishesItsEngineToTelemetry) {
+  auto rt = Open("", 2);
+  ASSERT_NE(rt, nullptr);
+  rt->shard(0).Poll();
+  rt->shard(1).Poll();
+  const std::string engines = telemetry::Query("/metaroce/engines");
+  EXPECT_NE(engines.find("/shard0"), std::string::npos) << engines;
+  EXPECT_NE(engines.find("/shard1"), std::string::npos) << engines;
+  rt.reset();
+  const std::string after = telemetry::Query("/metaroce/engines");
+  EXPECT_EQ(after.find("/shard0"), std::string::npos) << after;
 }
 
 }  // namespace
