@@ -137,6 +137,59 @@ TEST_F(DpdkLoopback, FramesComeBackByteForByte) {
   EXPECT_EQ(port.stats().tx_errors, 1u);
 }
 
+TEST_F(DpdkLoopback, AFullTransmitRingHoldsFramesBackInsteadOfDroppingThem) {
+  // A 64-slot ring nobody reads: frames beyond it wait in the port, in order,
+  // TxAlloc() stops handing out buffers, and once the peer reads, all arrive.
+  rte_ring* ab = rte_ring_create("mr_t_sab", 64, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
+  rte_ring* ba = rte_ring_create("mr_t_sba", 64, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
+  ASSERT_NE(ab, nullptr);
+  ASSERT_NE(ba, nullptr);
+  ASSERT_GE(rte_eth_from_rings("mrsa", &ba, 1, &ab, 1, rte_socket_id()), 0);
+  ASSERT_GE(rte_eth_from_rings("mrsb", &ab, 1, &ba, 1, rte_socket_id()), 0);
+  auto a = port::OpenPort("dpdk:port=net_ring_mrsa,ip=10.9.0.1");
+  auto b = port::OpenPort("dpdk:port=net_ring_mrsb,ip=10.9.0.2");
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_TRUE(b.ok()) << b.status();
+  uint32_t next = 0;
+  uint32_t accepted = 0;
+  for (int burst = 0; burst < 20; burst++) {
+    TxSlot slots[32];
+    const uint16_t got = (*a)->TxAlloc(0, slots, 32);
+    if (got == 0) break;  // paused: enough is waiting
+    for (uint16_t i = 0; i < got; i++) {
+      std::memset(slots[i].buf, 0, 64);
+      std::memcpy(slots[i].buf, &next, sizeof(next));
+      slots[i].len = 64;
+      next++;
+    }
+    accepted += (*a)->TxBurst(0, slots, got);
+  }
+  EXPECT_EQ(accepted, next);
+  EXPECT_GT(next, 63u + 128u);  // the ring's 63, then the backlog up to the pause
+  EXPECT_LT(next, 63u + 128u + 64u);
+  TxSlot one[1];
+  EXPECT_EQ((*a)->TxAlloc(0, one, 1), 0);  // still paused
+  EXPECT_EQ((*a)->stats().tx_errors, 0u);
+  // The peer reads; each of A's polls (RxBurst) moves waiting frames on.
+  std::vector<uint32_t> seen;
+  port::RxPacket rx[32];
+  for (int round = 0; round < 1000 && seen.size() < next; round++) {
+    (*a)->RxBurst(0, rx, 32);
+    const uint16_t n = (*b)->RxBurst(0, rx, 32);
+    for (uint16_t i = 0; i < n; i++) {
+      uint32_t v;
+      std::memcpy(&v, rx[i].data.data(), sizeof(v));
+      seen.push_back(v);
+    }
+  }
+  ASSERT_EQ(seen.size(), next);
+  for (uint32_t i = 0; i < next; i++) ASSERT_EQ(seen[i], i) << "frame order";
+  EXPECT_EQ((*a)->stats().tx_packets, next);
+  EXPECT_EQ((*a)->TxAlloc(0, one, 1), 1);  // buffers again
+  one[0].len = 0;
+  (*a)->TxBurst(0, one, 1);
+}
+
 TEST_F(DpdkLoopback, LaterEalArgumentsAreIgnored) {
   EXPECT_TRUE(dpdk::InitEal({"--no-such-eal-option"}).ok());
   auto p = port::OpenPort("dpdk:eal=--no-such-eal-option,port=net_ring0,ip=10.9.0.1");

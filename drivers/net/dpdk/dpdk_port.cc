@@ -174,6 +174,10 @@ DpdkPort::~DpdkPort() {
   for (auto& q : queues_) {
     if (q->num_held != 0) rte_pktmbuf_free_bulk(q->held.data(), q->num_held);
     q->num_held = 0;
+    for (; q->backlog_count != 0; q->backlog_count--) {
+      rte_pktmbuf_free(q->backlog[q->backlog_head]);
+      q->backlog_head = (q->backlog_head + 1) % kTxBacklogPkts;
+    }
   }
   if (started_) {
     DrainRx();
@@ -194,9 +198,43 @@ void DpdkPort::DrainRx() {
   }
 }
 
+bool DpdkPort::FlushBacklog(uint16_t queue, Queue& q) {
+  uint64_t packets = 0, bytes = 0;
+  while (q.backlog_count != 0) {
+    const uint16_t run = static_cast<uint16_t>(
+        std::min<uint32_t>({q.backlog_count, kTxBacklogPkts - q.backlog_head, kChunk}));
+    rte_mbuf** first = q.backlog.data() + q.backlog_head;
+    const uint16_t sent = rte_eth_tx_burst(port_id_, queue, first, run);
+    for (uint16_t i = 0; i < sent; i++) bytes += first[i]->pkt_len;
+    packets += sent;
+    q.backlog_head = (q.backlog_head + sent) % kTxBacklogPkts;
+    q.backlog_count -= sent;
+    if (sent < run) break;
+  }
+  if (packets != 0) {
+    q.tx_packets.Add(packets);
+    q.tx_bytes.Add(bytes);
+  }
+  return q.backlog_count == 0;
+}
+
+uint16_t DpdkPort::AddToBacklog(Queue& q, rte_mbuf* const* m, uint16_t k) {
+  uint16_t i = 0;
+  for (; i < k && q.backlog_count < kTxBacklogPkts; i++) {
+    q.backlog[(q.backlog_head + q.backlog_count) % kTxBacklogPkts] = m[i];
+    q.backlog_count++;
+  }
+  if (i < k) {
+    rte_pktmbuf_free_bulk(const_cast<rte_mbuf**>(m) + i, k - i);
+    q.tx_errors.Add(k - i);
+  }
+  return i;
+}
+
 uint16_t DpdkPort::RxBurst(uint16_t queue, port::RxPacket* pkts, uint16_t n) {
   if (queue >= queues_.size()) return 0;
   Queue& q = *queues_[queue];
+  if (q.backlog_count != 0) FlushBacklog(queue, q);
   if (q.num_held != 0) {
     rte_pktmbuf_free_bulk(q.held.data(), q.num_held);
     q.num_held = 0;
@@ -234,6 +272,10 @@ uint16_t DpdkPort::RxBurst(uint16_t queue, port::RxPacket* pkts, uint16_t n) {
 uint16_t DpdkPort::TxAlloc(uint16_t queue, transport::TxSlot* slots, uint16_t n) {
   if (queue >= queues_.size()) return 0;
   Queue& q = *queues_[queue];
+  if (q.backlog_count != 0 && !FlushBacklog(queue, q) && q.backlog_count >= kTxBacklogPausePkts) {
+    q.tx_no_buffer.Add(1);
+    return 0;
+  }
   uint16_t got = 0;
   std::array<rte_mbuf*, kChunk> m;
   bool dry = false;
@@ -262,6 +304,7 @@ uint16_t DpdkPort::TxAlloc(uint16_t queue, transport::TxSlot* slots, uint16_t n)
 uint16_t DpdkPort::TxBurst(uint16_t queue, transport::TxSlot* slots, uint16_t n) {
   Queue* q = queue < queues_.size() ? queues_[queue].get() : nullptr;
   uint16_t sent_total = 0;
+  uint16_t waiting = 0;
   uint64_t bytes = 0;
   uint64_t bad = 0;
   std::array<rte_mbuf*, kChunk> m;
@@ -297,13 +340,13 @@ uint16_t DpdkPort::TxBurst(uint16_t queue, transport::TxSlot* slots, uint16_t n)
       m[k++] = mb;
     }
     uint16_t sent = 0;
-    // A full ring may take the rest a moment later; one more try, then drop.
-    for (int attempt = 0; attempt < 2 && sent < k; attempt++) {
-      sent += rte_eth_tx_burst(port_id_, queue, m.data() + sent, k - sent);
-    }
-    if (sent < k) {
-      rte_pktmbuf_free_bulk(m.data() + sent, k - sent);
-      bad += k - sent;
+    if (q != nullptr && k != 0) {
+      // Frames waiting from an earlier burst go first; what the ring does not
+      // take now waits behind them.
+      if (q->backlog_count == 0 || FlushBacklog(queue, *q)) {
+        sent = rte_eth_tx_burst(port_id_, queue, m.data(), k);
+      }
+      waiting += AddToBacklog(*q, m.data() + sent, k - sent);
     }
     for (uint16_t i = 0; i < sent; i++) bytes += len[i];
     sent_total += sent;
@@ -317,7 +360,7 @@ uint16_t DpdkPort::TxBurst(uint16_t queue, transport::TxSlot* slots, uint16_t n)
     q->tx_bytes.Add(bytes);
   }
   if (bad != 0) q->tx_errors.Add(bad);
-  return sent_total;
+  return sent_total + waiting;  // the waiting ones go at the next burst call
 }
 
 port::PortStats DpdkPort::stats() const {

@@ -26,9 +26,21 @@ class Neigh;  // neigh_private.h
 using Counter = port::StatCounter;
 
 /** What one queue owns: the mbufs of its last RxBurst() and its counters. */
+/**
+ * Frames a full transmit ring did not take wait here, in order, and go first
+ * at the next burst call on the queue, instead of being dropped: a ring that
+ * is full for a moment (a peer process descheduled, a NIC at line rate) is
+ * back-pressure, not loss.
+ */
+inline constexpr uint32_t kTxBacklogPkts = 512;
+/** With this many frames waiting, TxAlloc() hands out no buffers: the engine keeps the rest. */
+inline constexpr uint32_t kTxBacklogPausePkts = 128;
+
 struct Queue {
   std::array<rte_mbuf*, kMaxRxBurst> held{};  ///< received mbufs, freed at the next RxBurst()
   uint16_t num_held = 0;
+  std::array<rte_mbuf*, kTxBacklogPkts> backlog{};  ///< ring: frames waiting for the device
+  uint32_t backlog_head = 0, backlog_count = 0;
   Counter rx_packets, rx_bytes, rx_errors;
   Counter tx_packets, tx_bytes, tx_errors, tx_no_buffer;
 };
@@ -61,6 +73,11 @@ class DpdkPort final : public port::Port {
   DpdkPort() = default;
   // Frees every mbuf waiting on the receive queues (stale frames of an earlier user).
   void DrainRx();
+  // Hands waiting frames of queue @p queue to the device; true when none is left.
+  bool FlushBacklog(uint16_t queue, Queue& q);
+  // Queues @p k frames behind the backlog; frees (and counts) what does not fit; returns how many
+  // it took.
+  uint16_t AddToBacklog(Queue& q, rte_mbuf* const* m, uint16_t k);
   // Removes the rules SteerUdpDstPort() installed (flow.cc).
   void DestroyFlows();
 
