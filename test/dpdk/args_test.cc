@@ -62,6 +62,11 @@ TEST(DpdkArgs, DefaultsAndEveryKey) {
   a = Parse("dpdk:port=007,ip=10.0.0.1,mac=auto");
   ASSERT_TRUE(a.ok()) << a.status();
   EXPECT_EQ(a->port, "7");
+  EXPECT_TRUE(a->csum_offload);  // auto by default
+
+  a = Parse("dpdk:ip=10.0.0.1,csum=off");
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_FALSE(a->csum_offload);
 }
 
 struct BadCase {
@@ -90,6 +95,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"dpdk:", "ip= is required"}, BadCase{"dpdk:port=1", "ip= is required"},
         BadCase{"dpdk:ip=10.0.0.1,speed=10", "unknown argument 'speed'; allowed: eal, port"},
         BadCase{"dpdk:ip=10.0.0.1,ip=10.0.0.2", "ip is given twice"},
+        BadCase{"dpdk:ip=10.0.0.1,csum=on", "csum='on' is not allowed: auto or off"},
         BadCase{"dpdk:ip=10.0.0.300", "ip='10.0.0.300' is not allowed"},
         BadCase{"dpdk:ip=host", "ip='host' is not allowed: an IPv4 or IPv6 address"},
         BadCase{"dpdk:ip=0.0.0.0", "ip='0.0.0.0' is not allowed: a specific address"},

@@ -19,7 +19,7 @@
 namespace metaroce::dpdk {
 namespace {
 
-constexpr const char* kKeys = "eal, port, ip, mac, udp_port, queues, mbufs, mtu, neigh";
+constexpr const char* kKeys = "eal, port, ip, mac, udp_port, queues, mbufs, mtu, neigh, csum";
 
 absl::Status Bad(const std::string& key, const std::string& value, const std::string& allowed) {
   return absl::InvalidArgumentError(
@@ -137,6 +137,9 @@ absl::StatusOr<DpdkArgs> ParseDpdkArgs(const port::PortArgs& args) {
         return Bad(key, value, absl::StrCat("bytes ", kMinMtu, "..", kMaxMtu));
       }
       a.mtu = static_cast<uint32_t>(v);
+    } else if (key == "csum") {
+      if (value != "auto" && value != "off") return Bad(key, value, "auto or off");
+      a.csum_offload = value == "auto";
     } else if (key == "neigh") {
       if (std::string why = ParseNeigh(value, &a.neigh); !why.empty()) {
         return Bad(key, value,

@@ -9,8 +9,10 @@
 #pragma GCC diagnostic ignored "-Wvolatile"
 #include <rte_errno.h>
 #include <rte_ethdev.h>
+#include <rte_ip.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
+#include <rte_udp.h>
 #pragma GCC diagnostic pop
 
 #include <algorithm>
@@ -125,6 +127,14 @@ absl::StatusOr<std::unique_ptr<DpdkPort>> DpdkPort::Open(const DpdkArgs& args) {
   rte_eth_conf conf;
   std::memset(&conf, 0, sizeof(conf));
   conf.rxmode.mtu = args.mtu;
+  if (args.csum_offload) {
+    p->offloads_.ipv4_cksum = (dev.tx_offload_capa & RTE_ETH_TX_OFFLOAD_IPV4_CKSUM) != 0;
+    // The UDP checksum needs the IPv4 one offloaded too (l3_len is set for both).
+    p->offloads_.udp_cksum =
+        p->offloads_.ipv4_cksum && (dev.tx_offload_capa & RTE_ETH_TX_OFFLOAD_UDP_CKSUM) != 0;
+    if (p->offloads_.ipv4_cksum) conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_IPV4_CKSUM;
+    if (p->offloads_.udp_cksum) conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_UDP_CKSUM;
+  }
   rc = rte_eth_dev_configure(pid, args.queues, args.queues, &conf);
   if (rc != 0) return CallError("rte_eth_dev_configure", pid, rc);
   uint16_t rxd = kRxDescriptors;
@@ -196,6 +206,36 @@ void DpdkPort::DrainRx() {
       rte_pktmbuf_free_bulk(m.data(), n);
     }
   }
+}
+
+void DpdkPort::SetChecksumOffload(rte_mbuf* m) const {
+  uint8_t* f = rte_pktmbuf_mtod(m, uint8_t*);
+  uint32_t l2 = RTE_ETHER_HDR_LEN;
+  uint16_t type = static_cast<uint16_t>(f[12] << 8 | f[13]);
+  if (type == RTE_ETHER_TYPE_VLAN && m->data_len >= l2 + 4) {
+    type = static_cast<uint16_t>(f[16] << 8 | f[17]);
+    l2 += 4;
+  }
+  if (type != RTE_ETHER_TYPE_IPV4 || m->data_len < l2 + sizeof(rte_ipv4_hdr)) return;
+  auto* ip = reinterpret_cast<rte_ipv4_hdr*>(f + l2);
+  const uint32_t l3 = static_cast<uint32_t>(ip->version_ihl & 0x0f) * 4;
+  if (l3 < sizeof(rte_ipv4_hdr) || m->data_len < l2 + l3) return;
+  m->l2_len = l2;
+  m->l3_len = l3;
+  m->ol_flags |= RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM;
+  ip->hdr_checksum = 0;
+  if (offloads_.udp_cksum && ip->next_proto_id == IPPROTO_UDP &&
+      m->data_len >= l2 + l3 + sizeof(rte_udp_hdr)) {
+    m->ol_flags |= RTE_MBUF_F_TX_UDP_CKSUM;
+    // The device adds the datagram to the pseudo-header sum written here.
+    reinterpret_cast<rte_udp_hdr*>(f + l2 + l3)->dgram_cksum = rte_ipv4_phdr_cksum(ip, m->ol_flags);
+  }
+}
+
+std::optional<TxOffloads> TxOffloadsOf(const port::Port& port) {
+  const auto* p = dynamic_cast<const DpdkPort*>(&port);
+  if (p == nullptr) return std::nullopt;
+  return p->offloads();
 }
 
 bool DpdkPort::FlushBacklog(uint16_t queue, Queue& q) {
@@ -336,6 +376,7 @@ uint16_t DpdkPort::TxBurst(uint16_t queue, transport::TxSlot* slots, uint16_t n)
       }
       mb->data_len = static_cast<uint16_t>(s.len);
       mb->pkt_len = s.len;
+      if (offloads_.ipv4_cksum) SetChecksumOffload(mb);
       len[k] = s.len;
       m[k++] = mb;
     }

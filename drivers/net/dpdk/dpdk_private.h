@@ -62,6 +62,7 @@ class DpdkPort final : public port::Port {
   uint16_t TxAlloc(uint16_t queue, transport::TxSlot* slots, uint16_t n) override;
   uint16_t TxBurst(uint16_t queue, transport::TxSlot* slots, uint16_t n) override;
   port::PortStats stats() const override;
+  const TxOffloads& offloads() const { return offloads_; }
   // Steering (flow.cc): rte_flow rules by UDP destination port, and handing a
   // received mbuf to another thread (DetachRx() takes it out of the queue's held
   // mbufs, which RxBurst() keeps index for index with the packets it returned).
@@ -73,6 +74,8 @@ class DpdkPort final : public port::Port {
   DpdkPort() = default;
   // Frees every mbuf waiting on the receive queues (stale frames of an earlier user).
   void DrainRx();
+  // Asks the device to fill in the checksums of an IPv4 frame (offloads_).
+  void SetChecksumOffload(rte_mbuf* m) const;
   // Hands waiting frames of queue @p queue to the device; true when none is left.
   bool FlushBacklog(uint16_t queue, Queue& q);
   // Queues @p k frames behind the backlog; frees (and counts) what does not fit; returns how many
@@ -86,6 +89,7 @@ class DpdkPort final : public port::Port {
   bool started_ = false;
   rte_mempool* pool_ = nullptr;
   std::vector<std::unique_ptr<Queue>> queues_;
+  TxOffloads offloads_;                      ///< negotiated at Open()
   std::atomic<uint64_t> wrong_queue_tx_{0};  ///< slots given to TxBurst() on a queue we lack
   std::vector<rte_flow*> flows_;             ///< rules of SteerUdpDstPort()
   std::unique_ptr<Neigh> neigh_;             ///< ARP / ND (neigh.cc): answers, fills MACs

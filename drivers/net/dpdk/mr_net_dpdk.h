@@ -67,11 +67,12 @@ struct DpdkArgs {
   uint32_t mbufs = kDefaultMbufs;             ///< mbufs in the port's pool
   uint32_t mtu = kDefaultMtu;                 ///< IP MTU; sizes the mbufs and max_frame_bytes
   std::vector<StaticNeigh> neigh;             ///< static neighbour entries (neigh=)
+  bool csum_offload = true;  ///< csum=auto: offload IPv4/UDP checksums if the device can
 };
 
 /**
  * Checks "dpdk:eal=ARGS,port=ID|NAME,ip=ADDR,mac=auto|AA:BB:CC:DD:EE:FF,
- * udp_port=N,queues=Q,mbufs=N,mtu=N,neigh=IP@MAC;IP@MAC". EAL arguments in
+ * udp_port=N,queues=Q,mbufs=N,mtu=N,neigh=IP@MAC;IP@MAC,csum=auto|off". EAL arguments in
  * eal= are separated by spaces or ';', and '|' stands for ',' (which separates
  * the driver's own arguments); so are the entries of neigh=. An unknown key,
  * a key given twice or a bad value fails with InvalidArgument naming the key
@@ -117,6 +118,15 @@ struct NeighStats {
  * any other port. Thread-safe.
  */
 std::optional<NeighStats> NeighStatsOf(const port::Port& port);
+
+/** Transmit checksum offloads a dpdk port negotiated with its device (csum=auto). */
+struct TxOffloads {
+  bool ipv4_cksum = false;  ///< the device writes the IPv4 header checksum
+  bool udp_cksum = false;   ///< the device writes the UDP checksum of IPv4 frames
+};
+
+/** The offloads of @p port if it is a dpdk port itself (not wrapped); nullopt otherwise. */
+std::optional<TxOffloads> TxOffloadsOf(const port::Port& port);
 
 /** The registry entry ("dpdk"); OpenPort("dpdk:...") reaches it. */
 extern const port::PortDriver kDpdkDriver;
