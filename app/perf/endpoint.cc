@@ -27,7 +27,13 @@ absl::StatusOr<std::unique_ptr<Endpoint>> Endpoint::Open(const Options& o) {
   return ep;
 }
 
-Endpoint::~Endpoint() { Teardown(); }
+Endpoint::~Endpoint() { Close(); }
+
+void Endpoint::Close() {
+  if (dev_ == nullptr) return;
+  Teardown();
+  dev_.reset();
+}
 
 Hello Endpoint::MyHello() const {
   Hello h{};

@@ -20,6 +20,8 @@ namespace {
 constexpr uint8_t kEndOfTests = 0xff;
 /** How long a side keeps acknowledging after its last test. */
 constexpr TimeNs kLingerNs = 300'000'000;
+/** How long the client waits for the server to close when all is done. */
+constexpr TimeNs kCloseWaitNs = 5'000'000'000;
 
 bool Meet(Endpoint& ep, Control& ctl) {
   const Hello mine = ep.MyHello();
@@ -100,6 +102,10 @@ int Server(const Options& o, Endpoint& ep) {
   }
   ep.Linger(kLingerNs);
   PrintFooter(o, ep);
+  // The port closes before the control connection does: the client waits
+  // for that, so the server side's port is never polled while the client's
+  // goes away (DPDK 22.11's memif server crashes on that).
+  ep.Close();
   return rc;
 }
 
@@ -162,6 +168,16 @@ int Client(const Options& o, Endpoint& ep) {
   }
   ep.Linger(kLingerNs);
   PrintFooter(o, ep);
+  // Keep answering until the server has closed its port and then the
+  // control connection (or for kCloseWaitNs at most).
+  const TimeNs until = ep.Now() + kCloseWaitNs;
+  for (uint32_t i = 0; ep.Now() < until; i++) {
+    ep.dev().Poll();
+    uint8_t byte;
+    bool closed = false;
+    if ((i % 64) == 0 && !ctl->TryRecv(&byte, 1, &closed) && closed) break;
+  }
+  ep.Close();
   return rc;
 }
 

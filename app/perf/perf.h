@@ -225,6 +225,8 @@ class Endpoint {
   absl::Status Connect(const std::vector<QpWire>& peer_qps);
   /** Destroys what Setup() made. */
   void Teardown();
+  /** Tears down and closes the device (and its port); only the destructor may follow. */
+  void Close();
 
   uint32_t cq() const { return cq_; }
   uint32_t lkey() const { return mr_.lkey; }
