@@ -102,15 +102,17 @@ std::vector<Event> Diff(const Snapshot& before, const Snapshot& after) {
     for (size_t i = 0; i < n; i++) {
       const transport::PathInfo& was = b->paths[i];
       const transport::PathInfo& now = c.paths[i];
+      // Paths fail and come back routinely (that is how spraying routes around a
+      // bad link): DEBUG, with the counts in telemetry; connections log above it.
       if (now.failures > was.failures) {
-        events.push_back({log::Level::kWarning,
+        events.push_back({log::Level::kDebug,
                           absl::StrCat(who, ": path ", now.path_id, " failed (source port ",
                                        was.src_port, "; ", now.failures, " failures so far)")});
       }
       // A path fails into re-probing; a probe answered on a fresh port makes it active again.
       if (now.active && (!was.active || now.failures > was.failures)) {
         events.push_back(
-            {log::Level::kInfo, absl::StrCat(who, ": path ", now.path_id,
+            {log::Level::kDebug, absl::StrCat(who, ": path ", now.path_id,
                                              " active again on source port ", now.src_port)});
       }
     }

@@ -524,14 +524,14 @@ TEST(Diff, ConnectionAndPathChanges) {
   ASSERT_EQ(ev.size(), 4u);
   EXPECT_EQ(ev[0].level, log::Level::kInfo);
   EXPECT_EQ(ev[0].text, "dev: connection 1 to 192.0.2.7:4792 up: 2 paths, 1024-byte chunks");
-  EXPECT_EQ(ev[1].level, log::Level::kWarning);
+  EXPECT_EQ(ev[1].level, log::Level::kDebug);
   EXPECT_EQ(ev[1].text,
             "dev: connection 2 to 192.0.2.7:4792: path 1 failed (source port 50001; 1 failures "
             "so far)");
   EXPECT_EQ(ev[2].text,
             "dev: connection 2 to 192.0.2.7:4792: path 2 failed (source port 50002; 2 failures "
             "so far)");
-  EXPECT_EQ(ev[3].level, log::Level::kInfo);
+  EXPECT_EQ(ev[3].level, log::Level::kDebug);
   EXPECT_EQ(ev[3].text,
             "dev: connection 2 to 192.0.2.7:4792: path 2 active again on source port 61000");
 
