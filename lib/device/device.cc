@@ -103,15 +103,21 @@ size_t Device::Poll() {
   }
   if (publisher_ != nullptr && publisher_->Due(now)) Publish(now);
   work += n;
-  if (n == 0 && !engine_->HasPendingTx() && engine_->NextDeadline() > now) return work;
+  if (!engine_->HasPendingTx() && engine_->NextDeadline() > now) return work;
+  // Ask the port for a few buffers first and for more only while the engine
+  // fills them all: a latency-bound exchange sends one or two packets per
+  // poll, and taking (and giving back) a whole burst of mbufs for each cost a
+  // quarter of the CPU.
+  uint16_t want = kFirstTxBurst;
   for (;;) {
-    const uint16_t room = port_->TxAlloc(0, tx_.data(), kBurst);
+    const uint16_t room = port_->TxAlloc(0, tx_.data(), want);
     if (room == 0) break;
     const size_t filled = engine_->PollTx(now, {tx_.data(), room});
     for (size_t i = filled; i < room; i++) tx_[i].len = 0;  // return unused buffers
     port_->TxBurst(0, tx_.data(), room);
     work += filled;
     if (filled < room) break;
+    want = static_cast<uint16_t>(std::min<uint32_t>(2u * want, kBurst));
   }
   return work;
 }

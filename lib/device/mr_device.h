@@ -79,6 +79,7 @@ class Device {
   Device() = default;
   void Publish(transport::TimeNs now);  ///< a telemetry snapshot; logs what changed
   static constexpr uint16_t kBurst = 32;
+  static constexpr uint16_t kFirstTxBurst = 4;  ///< buffers asked for first in each Poll()
   std::string name_;
   std::unique_ptr<telemetry::Publisher> publisher_;
   std::unique_ptr<port::Port> port_;

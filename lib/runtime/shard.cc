@@ -6,6 +6,8 @@
 // drain its own ring -> engine -> timers and tx burst. Everything here runs on the
 // shard's own thread; the only shared state is the rte_rings.
 
+#include <algorithm>
+
 #include "runtime_private.h"
 
 namespace metaroce::runtime {
@@ -134,14 +136,17 @@ size_t Shard::PollTx() {
   if (!engine_->HasPendingTx() && engine_->NextDeadline() > now) return 0;
   ShardState& st = *st_;
   size_t sent = 0;
+  // A few buffers first, more while the engine fills them all (as Device::Poll).
+  uint16_t want = kFirstTxBurst;
   for (int b = 0; b < kMaxTxBurstsPerPoll; b++) {
-    const uint16_t room = port_->TxAlloc(queue_, st.tx.data(), kBurst);
+    const uint16_t room = port_->TxAlloc(queue_, st.tx.data(), want);
     if (room == 0) break;
     const size_t filled = engine_->PollTx(now, {st.tx.data(), room});
     for (size_t i = filled; i < room; i++) st.tx[i].len = 0;  // returned unused
     port_->TxBurst(queue_, st.tx.data(), room);
     sent += filled;
     if (filled < room) break;
+    want = static_cast<uint16_t>(std::min<uint32_t>(2u * want, kBurst));
   }
   if (sent != 0) stats_.tx_packets.Add(sent);
   return sent;
