@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <bit>
 
 #include "absl/strings/str_cat.h"
 
@@ -108,7 +109,8 @@ size_t Device::Poll() {
   // fills them all: a latency-bound exchange sends one or two packets per
   // poll, and taking (and giving back) a whole burst of mbufs for each cost a
   // quarter of the CPU.
-  uint16_t want = kFirstTxBurst;
+  // The next poll starts from what this one needed.
+  uint16_t want = tx_want_;
   for (;;) {
     const uint16_t room = port_->TxAlloc(0, tx_.data(), want);
     if (room == 0) break;
@@ -116,8 +118,13 @@ size_t Device::Poll() {
     for (size_t i = filled; i < room; i++) tx_[i].len = 0;  // return unused buffers
     port_->TxBurst(0, tx_.data(), room);
     work += filled;
-    if (filled < room) break;
+    if (filled < room) {
+      tx_want_ = static_cast<uint16_t>(
+          std::max<size_t>(kFirstTxBurst, std::bit_ceil(std::max<size_t>(filled, 1))));
+      break;
+    }
     want = static_cast<uint16_t>(std::min<uint32_t>(2u * want, kBurst));
+    tx_want_ = want;
   }
   return work;
 }

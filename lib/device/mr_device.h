@@ -87,6 +87,7 @@ class Device {
   std::unique_ptr<transport::Engine> engine_;
   std::array<port::RxPacket, kBurst> rx_;
   std::array<transport::TxSlot, kBurst> tx_;
+  uint16_t tx_want_ = kFirstTxBurst;  ///< transmit buffers the next Poll() asks for first
 };
 
 }  // namespace metaroce
