@@ -55,6 +55,7 @@ void Usage(FILE* to) {
       "  -D, --duration SECS   run for this long instead of a number of iterations\n"
       "  -B, --bytes N         stop after N payload bytes in all (K/M/G suffixes)\n"
       "  -P, --paths N         paths (UDP source ports) per connection, 1..1024 (default 8)\n"
+      "  -R, --pace GBPS       pace this side's transmission to GBPS Gbit/s (default: unpaced)\n"
       "  -V, --verify          check every byte of every message (see doc/mr-perf.md)\n"
       "  -S, --seed N          seed of the mixed mode's operations and sizes (default 1)\n"
       "  -j, --json            one JSON object per line instead of tables\n"
@@ -108,6 +109,7 @@ int ParseOptions(int argc, char** argv, Options* o) {
                                  {"verify", no_argument, nullptr, 'V'},
                                  {"seed", required_argument, nullptr, 'S'},
                                  {"json", no_argument, nullptr, 'j'},
+                                 {"pace", required_argument, nullptr, 'R'},
                                  {"help", no_argument, nullptr, 'h'},
                                  {nullptr, 0, nullptr, 0}};
   o->dev.port = kDefaultPort;
@@ -115,7 +117,7 @@ int ParseOptions(int argc, char** argv, Options* o) {
   uint64_t v = 0;
   double secs = 0;
   int c;
-  while ((c = getopt_long(argc, argv, "p:f:l:c:m:s:aq:d:n:D:B:P:VS:jh", kLong, nullptr)) != -1) {
+  while ((c = getopt_long(argc, argv, "p:f:l:c:m:s:aq:d:n:D:B:P:VS:jR:h", kLong, nullptr)) != -1) {
     if (std::strchr("msaqdnDBVS", c) != nullptr) test_option = true;
     switch (c) {
       case 'p': o->dev.port = optarg; break;
@@ -173,6 +175,12 @@ int ParseOptions(int argc, char** argv, Options* o) {
         o->spec.seed = v;
         break;
       case 'j': o->json = true; break;
+      case 'R':
+        if (!absl::SimpleAtod(optarg, &secs) || !(secs > 0) || secs > 1000) {
+          return Bad("--pace takes Gbit/s, more than 0 and at most 1000");
+        }
+        o->dev.pace_bytes_per_sec = static_cast<uint64_t>(secs * 1e9 / 8);
+        break;
       case 'h': Usage(stdout); return 0;
       default: Usage(stderr); return 2;
     }

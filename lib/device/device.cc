@@ -53,6 +53,7 @@ absl::StatusOr<std::unique_ptr<Device>> Device::Open(const DeviceConfig& cfg) {
   if (!engine.ok()) return engine.status();
   d->port_ = std::move(p);
   d->engine_ = std::move(*engine);
+  d->pacer_ = port::TxPacer(cfg.pace_bytes_per_sec);
   d->name_ = !cfg.name.empty()
                  ? cfg.name
                  : absl::StrCat(
@@ -105,6 +106,7 @@ size_t Device::Poll() {
   if (publisher_ != nullptr && publisher_->Due(now)) Publish(now);
   work += n;
   if (!engine_->HasPendingTx() && engine_->NextDeadline() > now) return work;
+  if (!pacer_.Ready(now)) return work;  // the engine keeps its packets until the bucket refills
   // Ask the port for a few buffers first and for more only while the engine
   // fills them all: a latency-bound exchange sends one or two packets per
   // poll, and taking (and giving back) a whole burst of mbufs for each cost a
@@ -116,9 +118,14 @@ size_t Device::Poll() {
     if (room == 0) break;
     const size_t filled = engine_->PollTx(now, {tx_.data(), room});
     for (size_t i = filled; i < room; i++) tx_[i].len = 0;  // return unused buffers
+    if (pacer_.enabled()) {
+      uint64_t bytes = 0;
+      for (size_t i = 0; i < filled; i++) bytes += tx_[i].len;
+      pacer_.Spend(bytes);
+    }
     port_->TxBurst(0, tx_.data(), room);
     work += filled;
-    if (filled < room) {
+    if (filled < room || !pacer_.Ready(now)) {
       tx_want_ = static_cast<uint16_t>(
           std::max<size_t>(kFirstTxBurst, std::bit_ceil(std::max<size_t>(filled, 1))));
       break;

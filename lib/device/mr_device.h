@@ -21,6 +21,7 @@
 
 #include "absl/status/statusor.h"
 #include "mr_port.h"
+#include "mr_port_pacer.h"
 #include "mr_transport.h"
 
 namespace metaroce {
@@ -42,6 +43,8 @@ struct DeviceConfig {
   std::string name;
   /** Publish the engine's figures to DPDK telemetry (doc/observability.md) while polling. */
   bool telemetry = true;
+  /** Pace transmission to this many bytes per second (lib/port/mr_port_pacer.h); 0: unpaced. */
+  uint64_t pace_bytes_per_sec = 0;
 };
 
 namespace telemetry {
@@ -88,6 +91,7 @@ class Device {
   std::array<port::RxPacket, kBurst> rx_;
   std::array<transport::TxSlot, kBurst> tx_;
   uint16_t tx_want_ = kFirstTxBurst;  ///< transmit buffers the next Poll() asks for first
+  port::TxPacer pacer_;
 };
 
 }  // namespace metaroce

@@ -70,6 +70,8 @@ struct RuntimeConfig {
   std::string name;
   /** Publish each shard's engine to DPDK telemetry (doc/observability.md) while polling. */
   bool telemetry = true;
+  /** Pace each shard's transmission to this many bytes per second (mr_port_pacer.h); 0: unpaced. */
+  uint64_t pace_bytes_per_sec = 0;
 };
 
 /** A shard's counters: written by its thread, readable from any thread (relaxed). */

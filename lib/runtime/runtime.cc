@@ -126,6 +126,7 @@ absl::StatusOr<std::unique_ptr<Runtime>> Runtime::Open(const RuntimeConfig& cfg)
     absl::StatusOr<std::unique_ptr<transport::Engine>> e = transport::Engine::Create(*ec, &s->mem_);
     if (!e.ok()) return e.status();
     s->engine_ = std::move(*e);
+    s->st_->pacer = port::TxPacer(cfg.pace_bytes_per_sec);
     if (cfg.telemetry) {
       const std::string base =
           !cfg.name.empty()

@@ -17,6 +17,7 @@
 
 #include "absl/status/statusor.h"
 #include "mr_port.h"
+#include "mr_port_pacer.h"
 #include "mr_runtime.h"
 #include "mr_telemetry.h"
 
@@ -75,6 +76,7 @@ struct ShardState {
   std::array<std::array<Handoff*, kBurst>, kMaxShards> out{};  ///< staged, per destination
   std::array<uint16_t, kMaxShards> num_out{};
   std::unique_ptr<telemetry::Publisher> publisher;  ///< null: telemetry off
+  port::TxPacer pacer;
 };
 
 /** Creates the hand-off rings and descriptors of shard @p index. */

@@ -135,6 +135,7 @@ size_t Shard::PollTx() {
   const transport::TimeNs now = Now();
   if (!engine_->HasPendingTx() && engine_->NextDeadline() > now) return 0;
   ShardState& st = *st_;
+  if (!st.pacer.Ready(now)) return 0;  // the engine keeps its packets until the bucket refills
   size_t sent = 0;
   // A few buffers first, more while the engine fills them all (as Device::Poll).
   uint16_t want = kFirstTxBurst;
@@ -143,9 +144,14 @@ size_t Shard::PollTx() {
     if (room == 0) break;
     const size_t filled = engine_->PollTx(now, {st.tx.data(), room});
     for (size_t i = filled; i < room; i++) st.tx[i].len = 0;  // returned unused
+    if (st.pacer.enabled()) {
+      uint64_t bytes = 0;
+      for (size_t i = 0; i < filled; i++) bytes += st.tx[i].len;
+      st.pacer.Spend(bytes);
+    }
     port_->TxBurst(queue_, st.tx.data(), room);
     sent += filled;
-    if (filled < room) break;
+    if (filled < room || !st.pacer.Ready(now)) break;
     want = static_cast<uint16_t>(std::min<uint32_t>(2u * want, kBurst));
   }
   if (sent != 0) stats_.tx_packets.Add(sent);

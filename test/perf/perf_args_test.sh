@@ -26,6 +26,7 @@ expect "--qps takes 1..256" --connect 127.0.0.1:1 --qps 1000
 expect "--depth takes 1..4096" --connect 127.0.0.1:1 --depth 0
 expect "--duration takes seconds" --connect 127.0.0.1:1 --duration -1
 expect "--paths takes 1..1024" --connect 127.0.0.1:1 --paths 0
+expect "--pace takes Gbit/s" --connect 127.0.0.1:1 --pace 0
 expect "latency modes run one QP" --connect 127.0.0.1:1 --mode send_lat --qps 2
 expect "atomic_lat moves 8 bytes" --connect 127.0.0.1:1 --mode atomic_lat --size 64
 expect "the server takes no test options" --listen 9999 --mode read_bw
