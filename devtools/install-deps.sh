@@ -8,13 +8,15 @@ set -euo pipefail
 
 packages=(
   build-essential pkg-config meson ninja-build python3
-  libdpdk-dev dpdk            # DPDK 22.11: ethdev, memif/af_packet/ring/null PMDs, telemetry
+  libdpdk-dev dpdk dpdk-dev   # DPDK 22.11: ethdev, memif/af_packet/ring/null PMDs, telemetry;
+                              # dpdk-dev: dpdk-telemetry.py and dpdk-dumpcap (doc/observability.md)
   libibverbs-dev ibverbs-utils rdma-core  # rdma-core 44: verbs headers and tools
   libabsl-dev                 # Abseil 20220623
   libgtest-dev libgmock-dev googletest
   clang libfuzzer-14-dev libclang-rt-14-dev  # libFuzzer targets (-Dfuzz=true)
   tshark                      # Wireshark dissector test
   iproute2                    # network namespaces for integration tests
+  ucx-utils iperf3 linux-perf # peers and profiler for devtools/peer-compare.sh
 )
 
 missing=()
