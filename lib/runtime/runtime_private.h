@@ -77,6 +77,7 @@ struct ShardState {
   std::array<uint16_t, kMaxShards> num_out{};
   std::unique_ptr<telemetry::Publisher> publisher;  ///< null: telemetry off
   port::TxPacer pacer;
+  uint16_t tx_want = kFirstTxBurst;  ///< transmit buffers the next poll asks for first
 };
 
 /** Creates the hand-off rings and descriptors of shard @p index. */

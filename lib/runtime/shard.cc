@@ -7,6 +7,7 @@
 // shard's own thread; the only shared state is the rte_rings.
 
 #include <algorithm>
+#include <bit>
 
 #include "runtime_private.h"
 
@@ -137,8 +138,9 @@ size_t Shard::PollTx() {
   ShardState& st = *st_;
   if (!st.pacer.Ready(now)) return 0;  // the engine keeps its packets until the bucket refills
   size_t sent = 0;
-  // A few buffers first, more while the engine fills them all (as Device::Poll).
-  uint16_t want = kFirstTxBurst;
+  // As many buffers as the last poll needed, more while the engine fills them all (as
+  // Device::Poll).
+  uint16_t want = st.tx_want;
   for (int b = 0; b < kMaxTxBurstsPerPoll; b++) {
     const uint16_t room = port_->TxAlloc(queue_, st.tx.data(), want);
     if (room == 0) break;
@@ -151,8 +153,13 @@ size_t Shard::PollTx() {
     }
     port_->TxBurst(queue_, st.tx.data(), room);
     sent += filled;
-    if (filled < room || !st.pacer.Ready(now)) break;
+    if (filled < room || !st.pacer.Ready(now)) {
+      st.tx_want = static_cast<uint16_t>(
+          std::max<size_t>(kFirstTxBurst, std::bit_ceil(std::max<size_t>(filled, 1))));
+      break;
+    }
     want = static_cast<uint16_t>(std::min<uint32_t>(2u * want, kBurst));
+    st.tx_want = want;
   }
   if (sent != 0) stats_.tx_packets.Add(sent);
   return sent;
