@@ -113,7 +113,7 @@ std::vector<Event> Diff(const Snapshot& before, const Snapshot& after) {
       if (now.active && (!was.active || now.failures > was.failures)) {
         events.push_back(
             {log::Level::kDebug, absl::StrCat(who, ": path ", now.path_id,
-                                             " active again on source port ", now.src_port)});
+                                              " active again on source port ", now.src_port)});
       }
     }
   }

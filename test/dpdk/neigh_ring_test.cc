@@ -10,9 +10,7 @@
 // DPDK 22.11 headers use ++/-- on volatile members (-Wvolatile in C++20).
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wvolatile"
-#include <rte_eth_ring.h>
 #include <rte_ethdev.h>
-#include <rte_ring.h>
 #pragma GCC diagnostic pop
 
 #include <algorithm>
@@ -23,6 +21,7 @@
 #include "gtest/gtest.h"
 #include "mr_device.h"
 #include "mr_net_dpdk.h"
+#include "ring_pair.h"
 
 namespace metaroce::testing {
 namespace {
@@ -51,16 +50,7 @@ absl::Status EalAndRings() {
   std::call_once(once, [] {
     status = dpdk::InitEal(EalArgs());
     if (!status.ok()) return;
-    rte_ring* ab = rte_ring_create("mr_n_ab", 4096, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
-    rte_ring* ba = rte_ring_create("mr_n_ba", 4096, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
-    if (ab == nullptr || ba == nullptr) {
-      status = absl::InternalError(absl::StrCat("rte_ring_create: ", rte_strerror(rte_errno)));
-      return;
-    }
-    if (rte_eth_from_rings("mna", &ba, 1, &ab, 1, rte_socket_id()) < 0 ||
-        rte_eth_from_rings("mnb", &ab, 1, &ba, 1, rte_socket_id()) < 0) {
-      status = absl::InternalError(absl::StrCat("rte_eth_from_rings: ", rte_strerror(rte_errno)));
-    }
+    status = testing::MakeRingPair("mna", "mnb");
   });
   return status;
 }

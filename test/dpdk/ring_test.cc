@@ -10,10 +10,8 @@
 // DPDK 22.11 headers use ++/-- on volatile members (-Wvolatile in C++20).
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wvolatile"
-#include <rte_eth_ring.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
-#include <rte_ring.h>
 #pragma GCC diagnostic pop
 
 #include <chrono>
@@ -24,6 +22,7 @@
 #include "gtest/gtest.h"
 #include "mr_device.h"
 #include "mr_net_dpdk.h"
+#include "ring_pair.h"
 
 namespace metaroce::testing {
 namespace {
@@ -58,16 +57,7 @@ absl::Status EalAndRings() {
   std::call_once(once, [] {
     status = dpdk::InitEal(EalArgs());
     if (!status.ok()) return;
-    rte_ring* ab = rte_ring_create("mr_t_ab", 4096, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
-    rte_ring* ba = rte_ring_create("mr_t_ba", 4096, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
-    if (ab == nullptr || ba == nullptr) {
-      status = absl::InternalError(absl::StrCat("rte_ring_create: ", rte_strerror(rte_errno)));
-      return;
-    }
-    if (rte_eth_from_rings("mra", &ba, 1, &ab, 1, rte_socket_id()) < 0 ||
-        rte_eth_from_rings("mrb", &ab, 1, &ba, 1, rte_socket_id()) < 0) {
-      status = absl::InternalError(absl::StrCat("rte_eth_from_rings: ", rte_strerror(rte_errno)));
-    }
+    status = testing::MakeRingPair("mra", "mrb");
   });
   return status;
 }
@@ -140,12 +130,7 @@ TEST_F(DpdkLoopback, FramesComeBackByteForByte) {
 TEST_F(DpdkLoopback, AFullTransmitRingHoldsFramesBackInsteadOfDroppingThem) {
   // A 64-slot ring nobody reads: frames beyond it wait in the port, in order,
   // TxAlloc() stops handing out buffers, and once the peer reads, all arrive.
-  rte_ring* ab = rte_ring_create("mr_t_sab", 64, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
-  rte_ring* ba = rte_ring_create("mr_t_sba", 64, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
-  ASSERT_NE(ab, nullptr);
-  ASSERT_NE(ba, nullptr);
-  ASSERT_GE(rte_eth_from_rings("mrsa", &ba, 1, &ab, 1, rte_socket_id()), 0);
-  ASSERT_GE(rte_eth_from_rings("mrsb", &ab, 1, &ba, 1, rte_socket_id()), 0);
+  ASSERT_TRUE(testing::MakeRingPair("mrsa", "mrsb", 1, 64).ok());
   auto a = port::OpenPort("dpdk:port=net_ring_mrsa,ip=10.9.0.1");
   auto b = port::OpenPort("dpdk:port=net_ring_mrsb,ip=10.9.0.2");
   ASSERT_TRUE(a.ok()) << a.status();

@@ -8,8 +8,6 @@
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wvolatile"
 #include <rte_errno.h>
-#include <rte_eth_ring.h>
-#include <rte_ring.h>
 #pragma GCC diagnostic pop
 
 #include <mutex>
@@ -17,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "mr_net_dpdk.h"
+#include "ring_pair.h"
 #include "traffic.h"
 
 namespace metaroce::testing {
@@ -30,22 +29,7 @@ absl::Status EalAndRingPorts() {
     status = dpdk::InitEal({"--no-huge", "-m", "512", "--no-pci", "--no-shconf",
                             "--file-prefix=mr_rt_test", "--no-telemetry", "--lcores=0@(0-1)"});
     if (!status.ok()) return;
-    rte_ring* ab[kRingQueues];
-    rte_ring* ba[kRingQueues];
-    for (uint16_t q = 0; q < kRingQueues; q++) {
-      ab[q] = rte_ring_create(absl::StrCat("mr_rt_ab", q).c_str(), 4096, SOCKET_ID_ANY,
-                              RING_F_SP_ENQ | RING_F_SC_DEQ);
-      ba[q] = rte_ring_create(absl::StrCat("mr_rt_ba", q).c_str(), 4096, SOCKET_ID_ANY,
-                              RING_F_SP_ENQ | RING_F_SC_DEQ);
-      if (ab[q] == nullptr || ba[q] == nullptr) {
-        status = absl::InternalError(absl::StrCat("rte_ring_create: ", rte_strerror(rte_errno)));
-        return;
-      }
-    }
-    if (rte_eth_from_rings("rta", ba, kRingQueues, ab, kRingQueues, rte_socket_id()) < 0 ||
-        rte_eth_from_rings("rtb", ab, kRingQueues, ba, kRingQueues, rte_socket_id()) < 0) {
-      status = absl::InternalError(absl::StrCat("rte_eth_from_rings: ", rte_strerror(rte_errno)));
-    }
+    status = MakeRingPair("rta", "rtb", kRingQueues);
   });
   return status;
 }

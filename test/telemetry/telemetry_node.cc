@@ -16,9 +16,7 @@
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wvolatile"
 #include <rte_errno.h>
-#include <rte_eth_ring.h>
 #include <rte_ethdev.h>
-#include <rte_ring.h>
 #pragma GCC diagnostic pop
 #include <poll.h>
 #include <stdio.h>
@@ -32,6 +30,7 @@
 #include "mr_device.h"
 #include "mr_net_dpdk.h"
 #include "mr_telemetry.h"
+#include "ring_pair.h"
 
 namespace metaroce {
 namespace {
@@ -66,16 +65,7 @@ absl::Status RingPorts(const Options& o) {
   eal.insert(eal.end(), {"--no-pci", absl::StrCat("--file-prefix=", o.prefix), "--lcores=0@(0-1)"});
   if (!o.shconf) eal.push_back("--no-shconf");
   if (absl::Status s = dpdk::InitEal(eal); !s.ok()) return s;
-  rte_ring* ab = rte_ring_create("mr_tel_ab", 4096, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
-  rte_ring* ba = rte_ring_create("mr_tel_ba", 4096, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
-  if (ab == nullptr || ba == nullptr) {
-    return absl::InternalError(absl::StrCat("rte_ring_create: ", rte_strerror(rte_errno)));
-  }
-  if (rte_eth_from_rings("mra", &ba, 1, &ab, 1, rte_socket_id()) < 0 ||
-      rte_eth_from_rings("mrb", &ab, 1, &ba, 1, rte_socket_id()) < 0) {
-    return absl::InternalError(absl::StrCat("rte_eth_from_rings: ", rte_strerror(rte_errno)));
-  }
-  return absl::OkStatus();
+  return testing::MakeRingPair("mra", "mrb");
 }
 
 void PollBoth(Side* s) {
