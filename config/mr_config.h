@@ -102,6 +102,40 @@ inline constexpr uint32_t kStreamWindowMsgs = 1024;
 /** Message probes (re-sent last chunk) before a requester gives up on a message. */
 inline constexpr uint32_t kMsgRetries = 7;
 
+/** Connections an engine keeps, including ones peers open. */
+inline constexpr uint32_t kMaxConnections = 4096;
+
+/** Connections to one peer IP: room for many engines per host, not for one host to fill the table.
+ */
+inline constexpr uint32_t kMaxConnectionsPerHost = 64;
+
+/** A connection no local QP uses is closed after this long: peers cannot hold state here for good.
+ */
+inline constexpr uint64_t kConnIdleNs = 10'000'000'000;
+
+/**
+ * A packet overtaken on its own path is declared lost only once it is this
+ * late after its successor would have been expected: adaptive-routing fabrics
+ * reorder within a path by a few microseconds, and loss recovery waits no longer.
+ */
+inline constexpr uint64_t kReorderWindowNs = 4'000;
+
+/**
+ * Chunk-arrival state the peer's incomplete messages may hold per connection:
+ * 64 MiB tracks 2 GiB messages of 4 KiB chunks on 1024 streams at once.
+ * Chunks beyond it are dropped and recovered by message probes (NAK RESEND).
+ */
+inline constexpr uint64_t kRxMsgStateBytes = 64ull << 20;
+
+/**
+ * Handshake cookies are valid for the time slot they were made in and the
+ * next: 1 to 2 s, long enough for any RTT, too short to stockpile.
+ */
+inline constexpr uint64_t kCookieSlotNs = 1'000'000'000;
+
+/** NAK RESENDs (one missing range each) a receiver answers one message probe with. */
+inline constexpr uint32_t kResendRangesPerProbe = 4;
+
 }  // namespace metaroce::config
 
 #endif  // METAROCE_MR_CONFIG_H

@@ -34,12 +34,12 @@ build/app/mr-decode "$work/sample.pcap" | sed -n 1,12p
 build/app/mr-decode --summary "$work/sample.pcap"
 
 echo
-echo "-- a corrupted copy: one payload bit flipped in frame 5 --"
+echo "-- a corrupted copy: one payload bit flipped in frame 7 --"
 python3 - "$work/sample.pcap" "$work/corrupt.pcap" <<'PY'
 import struct, sys
 data = bytearray(open(sys.argv[1], "rb").read())
 off = 24
-for _ in range(4):  # skip to frame 5
+for _ in range(6):  # skip to frame 7
     off += 16 + struct.unpack_from("<I", data, off + 8)[0]
 data[off + 16 + 120] ^= 0x01  # a payload byte of the 4 KiB WRITE
 open(sys.argv[2], "wb").write(data)

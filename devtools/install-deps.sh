@@ -12,6 +12,7 @@ packages=(
                               # dpdk-dev: dpdk-telemetry.py and dpdk-dumpcap (doc/observability.md)
   libibverbs-dev ibverbs-utils rdma-core  # rdma-core 44: verbs headers and tools
   libabsl-dev                 # Abseil 20220623
+  libsodium-dev               # ChaCha20 CSPRNG and SipHash cookies of the engine (lib/transport)
   libgtest-dev libgmock-dev googletest
   clang libfuzzer-14-dev libclang-rt-14-dev  # libFuzzer targets (-Dfuzz=true)
   tshark                      # Wireshark dissector test

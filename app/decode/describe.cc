@@ -66,6 +66,7 @@ std::vector<Field> Fields(const wire::Packet& p) {
       num("metaroce.msn", d.msn);
       num("metaroce.msg_len", d.msg_len);
       num("metaroce.msg_offset", d.msg_offset);
+      num("metaroce.src_stream", d.src_stream);
       if (wire::HasRdmaTarget(p.type)) {
         num("metaroce.rkey", d.rkey);
         num("metaroce.va", d.va);
@@ -102,6 +103,8 @@ std::vector<Field> Fields(const wire::Packet& p) {
       num("metaroce.nak.code", static_cast<uint8_t>(p.nak.code));
       num("metaroce.nak.detail", p.nak.detail);
       num("metaroce.nak.rnr_delay", p.nak.rnr_delay_10us);
+      num("metaroce.nak.first_chunk", p.nak.first_chunk);
+      num("metaroce.nak.num_chunks", p.nak.num_chunks);
       break;
     case PacketClass::kProbe:
       num("metaroce.probe.seq", p.probe.probe_seq);
@@ -118,6 +121,9 @@ std::vector<Field> Fields(const wire::Packet& p) {
       num("metaroce.conn.max_payload", c.max_payload);
       num("metaroce.conn.capabilities", c.capabilities);
       num("metaroce.conn.udp_port", c.udp_port);
+      num("metaroce.conn.incarnation", c.incarnation);
+      num("metaroce.conn.cookie", c.cookie);
+      num("metaroce.conn.stream_window", c.stream_window);
       break;
     }
     case PacketClass::kInvalid: break;

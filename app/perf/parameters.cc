@@ -210,10 +210,7 @@ int ParseOptions(int argc, char** argv, Options* o) {
   if (o->spec.iters == 0 && o->spec.duration_ns == 0 && o->spec.bytes == 0 && !o->sweep) {
     o->spec.iters = mi.latency ? 1000 : 5000;
   }
-  o->dev.engine.seed =
-      static_cast<uint64_t>(getpid()) * 2654435761u ^
-      static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-  return -1;
+  return -1;  // the engine's keys and ids come from the OS (EngineConfig::seed 0)
 }
 
 }  // namespace metaroce::perf

@@ -317,8 +317,5 @@ int main(int argc, char** argv) {
   if (o.dev.port.empty() || (o.listen_port == 0) == o.connect.empty() || optind != argc) {
     return Usage(stderr, 2);
   }
-  o.dev.engine.seed =
-      static_cast<uint64_t>(getpid()) * 2654435761u ^
-      static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
   return Run(o);
 }

@@ -156,7 +156,7 @@ absl::StatusOr<transport::EngineConfig> ShardEngineConfig(const transport::Engin
   ec.framing = info.framing;
   ec.udp_port = udp_port;
   ec.source_ports = info.source_ports;
-  ec.seed = base.seed + index;
+  ec.seed = base.seed == 0 ? 0 : base.seed + index;  // 0: every shard keyed by the OS
   // The largest data packet must fit what the port can send.
   if (info.max_frame_bytes != 0) {
     const size_t encap = info.framing == transport::Framing::kEthernet

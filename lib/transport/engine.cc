@@ -121,6 +121,18 @@ absl::Status Engine::PostSend(TimeNs now, uint32_t qpn, const SendWr& wr) {
 }
 absl::Status Engine::PostRecv(uint32_t qpn, const RecvWr& wr) { return impl_->PostRecv(qpn, wr); }
 size_t Engine::PollCq(uint32_t cq, std::span<Completion> out) { return impl_->PollCq(cq, out); }
+size_t Engine::PollAsyncEvents(std::span<AsyncEvent> out) {
+  size_t n = 0;
+  while (n < out.size() && !impl_->events.empty()) {
+    out[n++] = impl_->events.front();
+    impl_->events.pop_front();
+  }
+  return n;
+}
+bool Engine::CqInError(uint32_t cq) const {
+  auto it = impl_->cqs.find(cq);
+  return it != impl_->cqs.end() && it->second.error;
+}
 void Engine::OnFrame(TimeNs now, std::span<const uint8_t> frame) { impl_->OnFrame(now, frame); }
 void Engine::OnDatagram(TimeNs now, const wire::FrameInfo& addr, std::span<const uint8_t> payload) {
   impl_->OnDatagram(now, addr, payload);
@@ -136,7 +148,12 @@ std::vector<PathInfo> Engine::GetPaths(const wire::IpAddr& ip, uint16_t udp_port
 // ---- EngineImpl: verbs ----
 
 EngineImpl::EngineImpl(const EngineConfig& c, MemoryAccess* m)
-    : cfg(c), mem(m), rng(c.seed), mrs(&rng) {
+    : cfg(c),
+      mem(m),
+      incarnation(c.incarnation != 0 ? c.incarnation : SecureRng::OsNonZero64()),
+      rng(c.seed != 0 ? SecureRng::DerivedKey(c.seed, incarnation) : SecureRng::OsKey()),
+      mrs(&rng) {
+  rng.Fill(cookie_key, sizeof(cookie_key));
   // Start QP numbers at a random point so a restarted engine does not reuse
   // the numbers its peers may still send to.
   next_qpn = 1 + static_cast<uint32_t>(rng.Below(1u << 20));
@@ -164,8 +181,7 @@ absl::StatusOr<uint32_t> EngineImpl::CreateCq(uint32_t depth) {
     return absl::InvalidArgumentError(absl::StrCat("CQ depth must be 1..", 1u << 22));
   }
   const uint32_t cq = next_cq++;
-  cqs[cq];
-  cq_depth[cq] = depth;
+  cqs[cq].depth = depth;
   return cq;
 }
 
@@ -177,7 +193,6 @@ absl::Status EngineImpl::DestroyCq(uint32_t cq) {
     }
   }
   cqs.erase(cq);
-  cq_depth.erase(cq);
   return absl::OkStatus();
 }
 
@@ -205,9 +220,15 @@ absl::Status EngineImpl::DestroyQp(uint32_t qpn) {
   if (qp == nullptr) return absl::NotFoundError(absl::StrCat("no QP ", qpn));
   if (Connection* c = qp->connection) {
     for (const MsgRef& r : qp->sq) FreeMsg(c, r);
+    // Its READ and atomic responses go too: nothing may wait behind them.
+    for (uint32_t i = 0; i < c->msgs.size(); i++) {
+      const TxMsg& m = c->msgs[i];
+      if (m.in_use && m.is_response && m.qpn == qpn) FreeMsg(c, MsgRef{i, m.gen});
+    }
+    for (RxMsg& m : qp->window) ReleaseRxMsg(c, &m);
     c->qps.erase(std::remove(c->qps.begin(), c->qps.end(), qpn), c->qps.end());
     c->dirty.erase(std::remove(c->dirty.begin(), c->dirty.end(), qpn), c->dirty.end());
-    if (c->state == ConnState::kFailed && c->qps.empty()) reaped_failures_ = ~uint64_t{0};
+    if (c->state == ConnState::kFailed && c->qps.empty()) reap_pending = true;
   }
   pds[qp->attr.pd]--;
   qps.erase(qpn);
@@ -234,6 +255,7 @@ absl::Status EngineImpl::ConnectQp(uint32_t qpn, const PeerAddr& peer, uint32_t 
   }
   qp->conn = c->local_id;
   qp->connection = c;
+  c->idle_since = kNever;
   qp->remote_qpn = remote_qpn;
   qp->state = QpState::kReady;
   c->qps.push_back(qpn);
@@ -256,7 +278,10 @@ absl::Status EngineImpl::PostSend(TimeNs now, uint32_t qpn, const SendWr& wr) {
   }
   uint64_t total = 0;
   for (const Sge& s : wr.sg) total += s.length;
-  if (total > UINT32_MAX) return absl::InvalidArgumentError("message longer than 4 GiB - 1");
+  if (total > kMaxMessageBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "message of ", total, " bytes is longer than max_msg_sz (", kMaxMessageBytes, " bytes)"));
+  }
   const bool atomic = wr.opcode == Opcode::kAtomicFetchAdd || wr.opcode == Opcode::kAtomicCompSwap;
   if (atomic && (wr.sg.size() != 1 || total != 8)) {
     return absl::InvalidArgumentError("an atomic needs exactly one 8-byte SGE for the result");
@@ -341,10 +366,11 @@ absl::Status EngineImpl::PostRecv(uint32_t qpn, const RecvWr& wr) {
 size_t EngineImpl::PollCq(uint32_t cq, std::span<Completion> out) {
   auto it = cqs.find(cq);
   if (it == cqs.end()) return 0;
+  std::deque<Completion>& q = it->second.entries;
   size_t n = 0;
-  while (n < out.size() && !it->second.empty()) {
-    out[n++] = it->second.front();
-    it->second.pop_front();
+  while (n < out.size() && !q.empty()) {
+    out[n++] = q.front();
+    q.pop_front();
   }
   return n;
 }
@@ -374,71 +400,13 @@ Connection* EngineImpl::FindConn(uint32_t id) {
   return it == conns.end() ? nullptr : it->second.get();
 }
 
-uint16_t EngineImpl::FreshPort() {
-  if (!cfg.source_ports.empty()) {
-    return cfg.source_ports[rng.Below(cfg.source_ports.size())];
-  }
-  return static_cast<uint16_t>(config::kPathSourcePortMin +
-                               rng.Below(65536u - config::kPathSourcePortMin));
-}
-
-Connection* EngineImpl::ConnFor(const PeerAddr& peer) {
-  auto it = conn_by_peer.find(PeerKey{peer.ip, peer.udp_port});
-  if (it != conn_by_peer.end()) {
-    Connection* c = FindConn(it->second);
-    if (c->state != ConnState::kFailed) return c;
-  }
-  return NewConnection(peer);
-}
-
-Connection* EngineImpl::NewConnection(const PeerAddr& peer) {
-  size_t live = 0;
-  for (const auto& [id, c] : conns) live += c->state != ConnState::kFailed;
-  if (live >= cfg.max_connections) return nullptr;
-  auto c = std::make_unique<Connection>();
-  do {
-    c->local_id = static_cast<uint32_t>(rng.Next());
-  } while (c->local_id == 0 || conns.contains(c->local_id));
-  c->peer = peer;
-  c->nonce = static_cast<uint32_t>(rng.Next());
-  c->state = ConnState::kConnecting;
-  SetUpPaths(c.get());
-  Connection* raw = c.get();
-  conn_by_peer[PeerKey{peer.ip, peer.udp_port}] = raw->local_id;
-  conn_order.push_back(raw->local_id);
-  conns[raw->local_id] = std::move(c);
-  return raw;
-}
-
-void EngineImpl::SetUpPaths(Connection* c) {
-  c->paths.resize(cfg.num_paths);
-  for (uint16_t i = 0; i < cfg.num_paths; i++) {
-    TxPath& p = c->paths[i];
-    p.id = i;
-    p.src_port = FreshPort();
-    p.window = cfg.path_window_pkts;
-    p.ring.assign(std::bit_ceil(cfg.path_window_pkts), Inflight{});
-    p.mask = static_cast<uint32_t>(p.ring.size() - 1);
-    p.rto = cfg.rto_initial_ns;
-  }
-}
-
-void EngineImpl::Establish(TimeNs now, Connection* c, const wire::ConnBody& body) {
-  c->last_rx_at = now;
-  c->remote_id = body.src_conn_id;
-  c->peer_paths = body.num_paths;
-  c->rx_paths.assign(body.num_paths, RxPath{});
-  for (uint16_t i = 0; i < body.num_paths; i++) {
-    c->rx_paths[i].reply_port = c->paths[i % c->paths.size()].src_port;
-  }
-  c->chunk_bytes = std::min<uint32_t>(cfg.max_payload, body.max_payload);
-  c->state = ConnState::kEstablished;
-  for (uint32_t qpn : c->qps) {
-    if (Qp* qp = FindQp(qpn)) ReleaseSends(qp);
-  }
-}
-
 // ---- Messages ----
+
+uint32_t EngineImpl::ChunksOf(uint64_t len, uint32_t chunk_bytes) {
+  // 64-bit: a 2 GiB message of 256-byte chunks is 2^23 chunks, and len +
+  // chunk - 1 must not wrap.
+  return static_cast<uint32_t>(std::max<uint64_t>(1, (len + chunk_bytes - 1) / chunk_bytes));
+}
 
 MsgRef EngineImpl::AllocMsg(Connection* c) {
   uint32_t idx;
@@ -485,15 +453,13 @@ void EngineImpl::ReleaseSends(Qp* qp) {
   while (qp->sq_sched < qp->sq.size()) {
     const MsgRef ref = qp->sq[qp->sq_sched];
     TxMsg* m = Msg(c, ref);
-    if (m->msn - qp->peer_msn_next >= cfg.stream_window_msgs) break;  // receiver's window
+    if (m->msn - qp->peer_msn_next >= c->peer_stream_window) break;  // receiver's window
     if (m->fence && qp->rd_atomic_pending > 0) break;
     m->num_chunks = m->type == wire::PacketType::kReadReq || wire::IsAtomicRequest(m->type)
                         ? 1
-                        : std::max<uint32_t>(1, (m->len + c->chunk_bytes - 1) / c->chunk_bytes);
+                        : ChunksOf(m->len, c->chunk_bytes);
     m->delivered.Reset(m->num_chunks);
-    if (m->opcode == Opcode::kRead) {
-      m->resp_received.Reset(std::max<uint32_t>(1, (m->len + c->chunk_bytes - 1) / c->chunk_bytes));
-    }
+    if (m->opcode == Opcode::kRead) m->resp_received.Reset(ChunksOf(m->len, c->chunk_bytes));
     if (IsReadOrAtomic(m->opcode)) qp->rd_atomic_pending++;
     qp->sq_sched++;
   }
@@ -507,7 +473,10 @@ void EngineImpl::FeedTx(Connection* c, Qp* qp) {
   for (; qp->sq_tx < qp->sq_sched && qp->sq_tx < qp->sq.size(); qp->sq_tx++) {
     const MsgRef ref = qp->sq[qp->sq_tx];
     TxMsg* m = Msg(c, ref);
-    if (m == nullptr || m->done || m->next_chunk >= m->num_chunks) continue;
+    // A message waiting out an RNR delay is queued again when it ends.
+    if (m == nullptr || m->done || m->next_chunk >= m->num_chunks || m->rnr_resume_at != kNever) {
+      continue;
+    }
     m->fifo = true;
     qp->tx_queued = true;
     Ready(c, ref);
@@ -520,11 +489,36 @@ void EngineImpl::FeedTx(Connection* c, Qp* qp) {
 void EngineImpl::PushCqe(uint32_t cq, const Completion& e) {
   auto it = cqs.find(cq);
   if (it == cqs.end()) return;
-  if (it->second.size() >= cq_depth[cq]) {
+  Cq& q = it->second;
+  if (q.error || q.entries.size() >= q.depth) {
+    // As verbs: an overrun CQ is in error (IBV_EVENT_CQ_ERR) and every QP
+    // that completes into it is fatal (IBV_EVENT_QP_FATAL), flushed at the
+    // next PollTx: completions are never lost silently.
     stats.cq_overflows++;
+    if (q.error) return;
+    q.error = true;
+    events.push_back(AsyncEvent{AsyncEvent::Type::kCqError, cq});
+    for (const auto& [n, qp] : qps) {
+      if ((qp->attr.send_cq == cq || qp->attr.recv_cq == cq) && !qp->flushed &&
+          std::find(fatal_qps.begin(), fatal_qps.end(), n) == fatal_qps.end()) {
+        fatal_qps.push_back(n);
+      }
+    }
+    std::sort(fatal_qps.begin(), fatal_qps.end());  // deterministic order
     return;
   }
-  it->second.push_back(e);
+  q.entries.push_back(e);
+}
+
+void EngineImpl::FailFatalQps() {
+  while (!fatal_qps.empty()) {
+    const uint32_t qpn = fatal_qps.front();
+    fatal_qps.erase(fatal_qps.begin());
+    Qp* qp = FindQp(qpn);
+    if (qp == nullptr || qp->flushed) continue;
+    events.push_back(AsyncEvent{AsyncEvent::Type::kQpFatal, qpn});
+    FailQp(qp, WcStatus::kWrFlushErr);
+  }
 }
 
 void EngineImpl::CompleteSends(Qp* qp) {
@@ -554,11 +548,12 @@ void EngineImpl::CompleteSends(Qp* qp) {
 }
 
 void EngineImpl::FailQp(Qp* qp, WcStatus rest) {
-  if (qp->state == QpState::kError) {
+  if (qp->flushed) {
     CompleteSends(qp);
     return;
   }
   qp->state = QpState::kError;
+  qp->flushed = true;
   Connection* c = qp->connection;
   for (const MsgRef& r : qp->sq) {
     TxMsg* m = Msg(c, r);
@@ -578,10 +573,11 @@ void EngineImpl::FailQp(Qp* qp, WcStatus rest) {
 void EngineImpl::FailConnection(Connection* c) {
   if (c->state == ConnState::kFailed) return;
   c->state = ConnState::kFailed;
-  stats.conn_failures++;
+  reap_pending = true;
+  if (!c->close_pending) stats.conn_failures++;  // a polite close is no failure
   for (uint32_t qpn : c->qps) {
     Qp* qp = FindQp(qpn);
-    if (qp == nullptr || qp->state == QpState::kError) continue;
+    if (qp == nullptr || qp->flushed) continue;
     // The oldest unfinished work request is the one the transport gave up on.
     for (const MsgRef& r : qp->sq) {
       TxMsg* m = Msg(c, r);

@@ -25,8 +25,8 @@
 #include "absl/hash/hash.h"
 #include "chunk_set_private.h"
 #include "mr_engine.h"
-#include "mr_rng.h"
 #include "protection_private.h"
+#include "secure_rng_private.h"
 
 namespace metaroce::transport {
 
@@ -83,18 +83,28 @@ struct TxMsg {
   TimeNs rnr_resume_at = kNever;
 };
 
-/** A chunk to send again. */
+/** Why a chunk is sent again. */
+enum class RetxKind : uint8_t {
+  kLoss,      ///< its packet was lost (SACK gap, timeout, failed path)
+  kTailLoss,  ///< tail-loss probe: the newest packet of a silent path, on another path
+  kMsgProbe,  ///< message probe: every chunk arrived but no stream ACK came (MSG_PROBE flag)
+  kResend,    ///< the receiver did not place it (NAK RESEND)
+};
+
+/** Chunks [chunk, chunk + count) of a message to send again. */
 struct RetxChunk {
   MsgRef msg;
   uint32_t chunk = 0;
-  uint16_t prefer_path = 0;
-  bool probe = false;  ///< a message probe (ask for an ACK), not a loss
+  uint32_t count = 1;
+  uint16_t prefer_path = UINT16_MAX;  ///< UINT16_MAX: any
+  uint16_t avoid_path = UINT16_MAX;   ///< a path not to use while another has room
+  RetxKind kind = RetxKind::kLoss;
 };
 
 /** One in-flight data packet of a path. */
 struct Inflight {
   bool live = false;
-  bool probe = false;
+  bool probe = false;  ///< a message probe: its chunk had arrived already
   uint32_t epoch = 0;
   MsgRef msg;
   uint32_t chunk = 0;
@@ -121,10 +131,14 @@ struct TxPath {
   TimeNs srtt = 0;
   TimeNs rttvar = 0;
   TimeNs rto = 0;
-  uint32_t timeouts = 0;    ///< consecutive
-  TimeNs progress_at = 0;   ///< last ACK that settled a packet of this path
-  TimeNs last_sent_at = 0;  ///< newest data packet (not a probe)
-  bool tlp_sent = false;    ///< a tail-loss probe went out since
+  uint32_t timeouts = 0;       ///< consecutive
+  TimeNs progress_at = 0;      ///< last ACK that settled a packet of this path
+  TimeNs last_sent_at = 0;     ///< newest data packet (not a probe)
+  bool tlp_sent = false;       ///< a tail-loss probe went out since
+  bool rescue_sent = false;    ///< the newest chunk went out on another path after the probe
+  uint32_t highest_acked = 0;  ///< newest PSN known to have arrived (valid while has_acked)
+  bool has_acked = false;
+  TimeNs reorder_at = kNever;  ///< when a hole below highest_acked is late enough to be lost
   TimeNs failed_at = kNever;
   TimeNs probe_at = kNever;
   uint32_t probe_seq = 0;
@@ -176,8 +190,15 @@ struct Connection {
   uint32_t remote_id = 0;
   ConnState state = ConnState::kConnecting;
   PeerAddr peer;
-  uint32_t nonce = 0;  ///< of our CONN_REQ
-  TimeNs req_at = 0;   ///< next CONN_REQ (kConnecting)
+  uint32_t nonce = 0;   ///< of our CONN_REQ
+  uint64_t cookie = 0;  ///< the peer's CONN_RETRY cookie, echoed in our CONN_REQ
+  uint64_t peer_incarnation = 0;
+  uint32_t peer_stream_window = 0;  ///< messages per stream the peer's receiver tracks
+  TimeNs idle_since = kNever;       ///< no local QP since (kNever: has QPs, or not stamped yet)
+  bool close_pending = false;       ///< send CONN_CLOSE, then forget it
+  wire::ConnReason close_reason = wire::ConnReason::kNone;
+  uint64_t rx_state_bytes = 0;  ///< chunk-arrival bitmaps of the peer's incomplete messages
+  TimeNs req_at = 0;            ///< next CONN_REQ (kConnecting)
   bool accept_pending = false;
   uint32_t accept_nonce = 0;
   uint16_t peer_paths = 0;
@@ -219,7 +240,9 @@ struct RxMsg {
   wire::PacketType type = wire::PacketType::kWrite;
   uint32_t len = 0;
   ChunkSet got;
-  bool failed = false;  ///< refused for good (access, length)
+  bool failed = false;                           ///< refused for good (access, length)
+  WcStatus local_status = WcStatus::kLocLenErr;  ///< failed: how its receive completes here
+  uint64_t state_bytes = 0;                      ///< of `got`, charged to the connection
   wire::NakCode fail_code = wire::NakCode::kRemoteAccess;
   wire::NakDetail fail_detail = wire::NakDetail::kNone;
   TimeNs nak_at = 0;  ///< last NAK sent for it (rate limit)
@@ -250,6 +273,9 @@ struct Qp {
   uint32_t next_recv_seq = 0;
   uint32_t peer_msn_next = 0;  ///< from stream ACKs
   uint32_t rd_atomic_pending = 0;
+  bool flushed = false;         ///< FailQp ran: work requests and receives flushed
+  bool has_failed_msg = false;  ///< a message of the peer's was refused: nothing after it is placed
+  uint32_t failed_msn = 0;
   // Receive side.
   std::deque<PostedRecv> rq;
   uint32_t rq_base = 0;  ///< recv_seq of rq.front()
@@ -306,12 +332,20 @@ class EngineImpl {
 
   EngineConfig cfg;
   MemoryAccess* mem;
-  Rng rng;
+  uint64_t incarnation;  ///< this engine instance, in every handshake packet
+  SecureRng rng;
+  uint8_t cookie_key[16];  ///< keys the handshake cookies (never leaves the engine)
   EngineStats stats;
   MrTable mrs;
   absl::flat_hash_map<uint32_t, uint32_t> pds;  ///< pd -> QPs using it
-  absl::flat_hash_map<uint32_t, std::deque<Completion>> cqs;
-  absl::flat_hash_map<uint32_t, uint32_t> cq_depth;
+  struct Cq {
+    std::deque<Completion> entries;
+    uint32_t depth = 0;
+    bool error = false;  ///< overflowed: completions were lost
+  };
+  absl::flat_hash_map<uint32_t, Cq> cqs;
+  std::deque<AsyncEvent> events;
+  std::vector<uint32_t> fatal_qps;  ///< QPs of an overflowed CQ, flushed at the next PollTx
   absl::flat_hash_map<uint32_t, std::unique_ptr<Qp>> qps;
   absl::flat_hash_map<uint32_t, std::unique_ptr<Connection>> conns;  ///< by local id
   std::vector<uint32_t> conn_order;  ///< local ids in creation order: deterministic iteration
@@ -326,22 +360,29 @@ class EngineImpl {
   uint32_t next_pd = 1;
   uint32_t next_cq = 1;
   uint32_t next_qpn = 1;
-  uint32_t tx_cursor = 0;  ///< connection round robin in PollTx
-  uint64_t reaped_failures_ = 0;
+  uint32_t tx_cursor = 0;     ///< connection round robin in PollTx
+  bool reap_pending = false;  ///< a failed connection may have no QP left: forget it
   uint32_t rx_len = 0;  ///< bytes of the frame or datagram being handled (per-connection counters)
 
  private:
-  // ---- connection set-up (engine.cc) ----
+  // ---- connection set-up (engine.cc, handshake.cc) ----
   Connection* ConnFor(const PeerAddr& peer);
   Connection* NewConnection(const PeerAddr& peer);
+  bool MakeRoomFor(const wire::IpAddr& ip);  ///< within the limits, evicting an idle one if need be
   void SetUpPaths(Connection* c);
   void Establish(TimeNs now, Connection* c, const wire::ConnBody& body);
-  uint16_t FreshPort();
+  uint16_t FreshPort(const Connection* c);  ///< a source port no other path of @p c uses
+  uint64_t Cookie(TimeNs slot, const wire::IpAddr& ip, const wire::ConnBody& req) const;
+  bool CookieValid(TimeNs now, const wire::IpAddr& ip, const wire::ConnBody& req) const;
+  void QueueLoose(const PeerAddr& to, const wire::Packet& p);
+  void FillOpening(const Connection* c, wire::PacketType type, uint32_t nonce,
+                   wire::Packet* p) const;
   Qp* FindQp(uint32_t qpn);
   Connection* FindConn(uint32_t id);
 
   // ---- messages (engine.cc) ----
   MsgRef AllocMsg(Connection* c);
+  static uint32_t ChunksOf(uint64_t len, uint32_t chunk_bytes);
   TxMsg* Msg(Connection* c, MsgRef r);
   void FreeMsg(Connection* c, MsgRef r);
   void ReleaseSends(Qp* qp);  ///< hands posted messages to the scheduler as order rules allow
@@ -350,6 +391,7 @@ class EngineImpl {
 
   // ---- completions (engine.cc) ----
   void PushCqe(uint32_t cq, const Completion& c);
+  void FailFatalQps();         ///< QPs whose CQ overflowed: flush them now
   void CompleteSends(Qp* qp);  ///< send completions, in posting order
   void FailQp(Qp* qp, WcStatus first_status);
   void FailConnection(Connection* c);
@@ -357,6 +399,7 @@ class EngineImpl {
   // ---- receive (rx.cc) ----
   void HandlePacket(TimeNs now, const wire::FrameInfo& from, const wire::Packet& p);
   void HandleConn(TimeNs now, const wire::FrameInfo& from, const wire::Packet& p);
+  void HandleConnReq(TimeNs now, const wire::FrameInfo& from, const wire::Packet& p);
   void HandleAck(TimeNs now, Connection* c, const wire::Packet& p);
   void HandleNak(TimeNs now, Connection* c, const wire::Packet& p);
   void HandleProbe(TimeNs now, Connection* c, const wire::Packet& p);
@@ -367,8 +410,14 @@ class EngineImpl {
   void AdvanceReceiver(TimeNs now, Connection* c, Qp* qp);
   void QueueNak(TimeNs now, Connection* c, Qp* qp, RxMsg* m, const wire::Packet& p,
                 wire::NakCode code, wire::NakDetail detail);
+  void QueueResend(Connection* c, uint32_t requester_stream, const wire::Packet& p, const RxMsg* m,
+                   uint32_t nchunks);  ///< NAK RESEND for what @p m lacks
+  void ReleaseRxMsg(Connection* c, RxMsg* m);
+  void RefuseAfter(Qp* qp, uint32_t msn);  ///< the responder refuses every message after msn
   bool Scatter(Qp* qp, const SgList& sg, uint64_t offset, std::span<const uint8_t> data);
   void Delivered(TimeNs now, Connection* c, TxPath* path, uint32_t psn);
+  /** A READ or atomic the responder's stream ACK passed: only its response is awaited. */
+  bool AcceptedAwaitingResponse(Connection* c, const TxMsg& m);
   void MarkAckPending(Connection* c, uint16_t path_id);
 
   // ---- transmit and timers (tx.cc) ----
@@ -378,18 +427,26 @@ class EngineImpl {
   TimeNs ConnDeadline(const Connection* c) const;
   size_t ConnTx(TimeNs now, Connection* c, std::span<TxSlot> slots);
   bool PathHasRoom(const Connection* c, const TxPath& p) const;
-  TxPath* PickPath(Connection* c, int prefer);
-  bool SendChunk(TimeNs now, Connection* c, TxPath* path, MsgRef ref, uint32_t chunk, bool retx,
-                 bool probe, TxSlot* slot);
+  TxPath* PickPath(Connection* c, int prefer, int avoid = -1);
+  /** What SendChunk did. */
+  enum class Sent : uint8_t { kOk, kNoRoom, kGone };
+  Sent SendChunk(TimeNs now, Connection* c, TxPath* path, MsgRef ref, uint32_t chunk, RetxKind kind,
+                 bool retx, TxSlot* slot);
+  void FailResponse(TimeNs now, Connection* c, MsgRef ref, wire::NakDetail why);
   bool Emit(TimeNs now, Connection* c, uint16_t src_port, wire::Packet* p, TxSlot* slot,
             wire::Ecn ecn);
   void BuildAck(TimeNs now, Connection* c, uint16_t path_id, wire::Packet* p);
   void DeclareLost(TimeNs now, Connection* c, TxPath* path, uint32_t psn, bool by_rto);
   void AdvanceUna(TxPath* path);
   void PathTimeout(TimeNs now, Connection* c, TxPath* path);
+  TimeNs TlpWait(const TxPath& p) const;
   TimeNs TlpDeadline(const TxPath& p) const;
+  TimeNs RescueDeadline(const TxPath& p) const;
+  /** Queues the newest live chunk of @p path for a tail-loss probe or rescue. */
+  void QueueNewest(Connection* c, TxPath* path, uint16_t prefer, uint16_t avoid);
   void FailPath(TimeNs now, Connection* c, TxPath* path);
   void CheckPathHealth(TimeNs now, Connection* c, TxPath* path);
+  void DetectLoss(TimeNs now, Connection* c, TxPath* path);  ///< holes below highest_acked
 
   friend class EnginePeer;
 };

@@ -60,16 +60,40 @@ struct EngineConfig {
   TimeNs msg_probe_min_ns = config::kMsgProbeMinNs;      ///< first wait for a stream ACK
   TimeNs msg_probe_max_ns = config::kMsgProbeMaxNs;      ///< longest wait between message probes
   TimeNs conn_retry_ns = config::kConnRetryNs;
+  /** Messages per stream this receiver tracks; announced in the handshake, the peer keeps to it. */
   uint32_t stream_window_msgs = config::kStreamWindowMsgs;
-  uint32_t max_connections = 4096;
+  uint32_t max_connections = config::kMaxConnections;
+  /** Connections to one peer IP address (several engines may share a host). */
+  uint32_t max_connections_per_host = config::kMaxConnectionsPerHost;
+  /** A connection without local QPs this long is closed (CONN_CLOSE) and forgotten. */
+  TimeNs conn_idle_ns = config::kConnIdleNs;
+  /** A path's packet overtaken by a later one is lost only once it is this late (reordering). */
+  TimeNs reorder_window_ns = config::kReorderWindowNs;
+  /** Bytes of per-chunk arrival state the peer's incomplete messages may hold, per connection. */
+  uint64_t rx_msg_state_bytes = config::kRxMsgStateBytes;
   uint8_t dscp = config::kDscp;
   /**
    * Source ports paths may use. Empty: any in the dynamic range. A driver that
    * can only send from ports it bound (kernel UDP sockets) lists them here.
    */
   std::vector<uint16_t> source_ports;
-  uint64_t seed = 1;  ///< keys, nonces and source ports; give each engine its own
+  /**
+   * 0 (the default): keys, ids, nonces and source ports come from a CSPRNG
+   * keyed by the OS. Non-zero: a reproducible engine (simulation, tests): the
+   * CSPRNG is keyed from this seed and the incarnation. Never for production.
+   */
+  uint64_t seed = 0;
+  /**
+   * This engine instance's id in the handshake, which tells a restarted peer
+   * from the old one. 0 (the default): drawn from the OS, new for every
+   * engine. Only a reproducible simulation sets it, and must never give two
+   * lifetimes of one engine the same value.
+   */
+  uint64_t incarnation = 0;
 };
+
+/** Longest message a work request may carry (verbs' max_msg_sz). */
+inline constexpr uint64_t kMaxMessageBytes = wire::kMaxMessageBytes;
 
 /** Largest num_paths. */
 inline constexpr uint16_t kMaxPaths = 1024;
@@ -121,6 +145,12 @@ struct EngineStats {
   uint64_t rx_unknown_stream = 0;  ///< stream_id matches no QP of that connection
   uint64_t rx_beyond_window = 0;   ///< PSN or MSN outside the receive window
   uint64_t rx_bad_chunk = 0;       ///< offset/length not on the connection's chunk grid
+  uint64_t rx_wrong_stream = 0;    ///< source stream is not the peer QP of the stream it targets
+  uint64_t rx_state_exhausted =
+      0;                         ///< chunks dropped: the connection's message state is at its bound
+  uint64_t rx_stale_naks = 0;    ///< RNR NAKs about an earlier attempt of a message (ignored)
+  uint64_t rx_bad_cookie = 0;    ///< CONN_REQs with a missing, stale or forged cookie
+  uint64_t rx_conn_refused = 0;  ///< CONN_REQs rejected (limits, parameters, version)
   uint64_t rx_duplicate_pkts = 0;  ///< PSN already received
   uint64_t rx_ce_pkts = 0;
   uint64_t tx_packets = 0;
@@ -130,15 +160,23 @@ struct EngineStats {
   uint64_t tx_acks = 0;
   uint64_t tx_naks = 0;
   uint64_t tx_probes = 0;
+  uint64_t tx_conn_retries = 0;     ///< CONN_RETRY cookies sent
+  uint64_t msg_probes = 0;          ///< messages probed for their stream acknowledgement
+  uint64_t resend_requests = 0;     ///< NAK RESENDs received (chunks the peer did not place)
+  uint64_t tx_resend_naks = 0;      ///< NAK RESENDs sent
   uint64_t keepalives = 0;          ///< probes sent because the peer was silent
   uint64_t lost_detected_sack = 0;  ///< losses found from a SACK gap
   uint64_t lost_detected_rto = 0;   ///< losses found by a retransmission timeout
   uint64_t tail_loss_probes = 0;    ///< newest packets sent again after 2 SRTT of silence
+  uint64_t tail_loss_rescues = 0;   ///< of those unanswered, the newest sent on another path
   uint64_t path_failures = 0;
   uint64_t path_loss_failures = 0;  ///< of those, for losing much more than the other paths
   uint64_t conn_failures = 0;
-  uint64_t cq_overflows = 0;
-  uint64_t control_dropped = 0;  ///< NAKs / probe replies / rejects over the queue bound
+  uint64_t conn_restarts = 0;     ///< connections failed because the peer engine restarted
+  uint64_t conn_idle_closed = 0;  ///< connections closed for having no QPs (CONN_CLOSE sent)
+  uint64_t conn_evicted = 0;      ///< idle connections closed to make room for a new one
+  uint64_t cq_overflows = 0;      ///< completions a full CQ could not take (the CQ is in error)
+  uint64_t control_dropped = 0;   ///< NAKs / probe replies / rejects over the queue bound
 };
 
 /** Per-path figures of one connection, for telemetry and tests. */
@@ -186,6 +224,16 @@ struct ConnInfo {
   std::vector<PathInfo> paths;  ///< local paths, by path id
 };
 
+/** An asynchronous event (as ibv_async_event): something went wrong outside a completion. */
+struct AsyncEvent {
+  enum class Type : uint8_t {
+    kCqError,  ///< the CQ overflowed and is in error (IBV_EVENT_CQ_ERR); id is the CQ
+    kQpFatal,  ///< the QP entered the error state outside a completion (IBV_EVENT_QP_FATAL)
+  };
+  Type type = Type::kCqError;
+  uint32_t id = 0;
+};
+
 /** "connecting", "up" or "failed". */
 const char* ConnStateName(ConnInfo::State s);
 
@@ -224,6 +272,10 @@ class Engine {
   absl::Status PostRecv(uint32_t qpn, const RecvWr& wr);
   /** Moves up to out.size() completions of @p cq into @p out; returns how many. */
   size_t PollCq(uint32_t cq, std::span<Completion> out);
+  /** Moves up to out.size() pending asynchronous events into @p out; returns how many. */
+  size_t PollAsyncEvents(std::span<AsyncEvent> out);
+  /** True when @p cq overflowed (completions were lost; its QPs are in error). */
+  bool CqInError(uint32_t cq) const;
 
   // ---- Packets and time ----
   /** A received Ethernet frame (Framing::kEthernet). */

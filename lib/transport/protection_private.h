@@ -18,14 +18,14 @@
 
 #include "absl/status/statusor.h"
 #include "mr_engine.h"
-#include "mr_rng.h"
 #include "mr_wire_defs.h"
+#include "secure_rng_private.h"
 
 namespace metaroce::transport {
 
 class MrTable {
  public:
-  explicit MrTable(Rng* rng) : rng_(rng) {}
+  explicit MrTable(SecureRng* rng) : rng_(rng) {}
 
   absl::StatusOr<MrInfo> Register(uint32_t pd, uint64_t addr, uint64_t len, uint32_t access);
   absl::Status Deregister(uint32_t lkey);
@@ -57,7 +57,7 @@ class MrTable {
 
   const Region* Find(uint32_t key, bool remote) const;
 
-  Rng* rng_;
+  SecureRng* rng_;
   std::vector<Region> regions_;
   std::vector<uint32_t> free_;
 };

@@ -46,17 +46,13 @@ void Normalize(RxPath& rx) {
   rx.cum += ones;
 }
 
-bool IsRequest(PacketType t) {
-  return t == PacketType::kWrite || t == PacketType::kWriteImm || t == PacketType::kSend ||
-         t == PacketType::kSendImm || t == PacketType::kReadReq || wire::IsAtomicRequest(t);
-}
-
 WcStatus StatusOf(wire::NakCode code) {
   switch (code) {
     case wire::NakCode::kRemoteAccess: return WcStatus::kRemAccessErr;
     case wire::NakCode::kInvalidRequest: return WcStatus::kRemInvReqErr;
     case wire::NakCode::kRemoteOperation: return WcStatus::kRemOpErr;
     case wire::NakCode::kReceiverNotReady: return WcStatus::kRnrRetryExcErr;
+    case wire::NakCode::kResend: break;
   }
   return WcStatus::kGeneralErr;
 }
@@ -130,75 +126,13 @@ void EngineImpl::HandlePacket(TimeNs now, const wire::FrameInfo& from, const wir
   }
 }
 
-// ---- Connection management ----
-
-void EngineImpl::HandleConn(TimeNs now, const wire::FrameInfo& from, const wire::Packet& p) {
-  const wire::ConnBody& b = p.conn;
-  if (p.type == PacketType::kConnReq) {
-    auto reply_reject = [&](wire::ConnReason why) {
-      wire::Packet r;
-      r.type = PacketType::kConnReject;
-      r.dst_conn_id = b.src_conn_id;
-      r.conn.src_conn_id = 1;  // no connection of ours exists; any non-zero id
-      r.conn.nonce = b.nonce;
-      r.conn.reason = why;
-      r.conn.min_version = r.conn.max_version = wire::kVersion;
-      r.conn.udp_port = cfg.udp_port;
-      if (loose_tx.size() < kMaxQueuedControl) {
-        loose_tx.push_back(LooseReply{
-            PeerAddr{from.src, from.eth_src, b.udp_port != 0 ? b.udp_port : cfg.udp_port}, r});
-      } else {
-        stats.control_dropped++;
-      }
-    };
-    if (b.min_version > wire::kVersion) {
-      reply_reject(wire::ConnReason::kVersionUnsupported);
-      return;
-    }
-    Connection* c = nullptr;
-    if (auto it = conn_by_peer.find(PeerKey{from.src, b.udp_port}); it != conn_by_peer.end()) {
-      c = FindConn(it->second);
-    }
-    if (c != nullptr && c->state == ConnState::kEstablished && c->remote_id != b.src_conn_id) {
-      // The peer restarted: what we had with it is gone.
-      FailConnection(c);
-      c = nullptr;
-    }
-    if (c == nullptr || c->state == ConnState::kFailed) {
-      PeerAddr peer{from.src, from.eth_src, b.udp_port};
-      c = NewConnection(peer);
-      if (c == nullptr) {
-        reply_reject(wire::ConnReason::kNoResources);
-        return;
-      }
-    }
-    if (c->state == ConnState::kConnecting) Establish(now, c, b);  // also a simultaneous open
-    c->peer.mac = from.eth_src;
-    c->accept_pending = true;
-    c->accept_nonce = b.nonce;
-    return;
-  }
-  Connection* c = FindConn(p.dst_conn_id);
-  if (c == nullptr || from.src != c->peer.ip) {
-    stats.rx_unknown_conn++;
-    return;
-  }
-  switch (p.type) {
-    case PacketType::kConnAccept:
-      if (c->state == ConnState::kConnecting && b.nonce == c->nonce) Establish(now, c, b);
-      break;
-    case PacketType::kConnReject:
-      if (c->state == ConnState::kConnecting && b.nonce == c->nonce) FailConnection(c);
-      break;
-    case PacketType::kConnClose:
-      if (c->state == ConnState::kEstablished && b.src_conn_id == c->remote_id) FailConnection(c);
-      break;
-    default: break;
-  }
-  (void)now;
-}
-
 // ---- ACK / NAK / probe ----
+
+bool EngineImpl::AcceptedAwaitingResponse(Connection* c, const TxMsg& m) {
+  if (m.opcode != Opcode::kRead && !wire::IsAtomicRequest(m.type)) return false;
+  const Qp* qp = FindQp(m.qpn);
+  return qp != nullptr && qp->conn == c->local_id && wire::SeqLt(m.msn, qp->peer_msn_next);
+}
 
 void EngineImpl::Delivered(TimeNs now, Connection* c, TxPath* path, uint32_t psn) {
   Inflight& e = path->At(psn);
@@ -208,7 +142,8 @@ void EngineImpl::Delivered(TimeNs now, Connection* c, TxPath* path, uint32_t psn
   c->inflight--;
   TxMsg* m = Msg(c, e.msg);
   if (m == nullptr || e.epoch != m->epoch || e.probe) return;
-  if (m->delivered.Set(e.chunk) && m->delivered.Full() && !m->done && !m->is_response) {
+  if (m->delivered.Set(e.chunk) && m->delivered.Full() && !m->done && !m->is_response &&
+      !AcceptedAwaitingResponse(c, *m)) {
     // Every chunk arrived; the message completes on the responder's stream
     // ACK (or response). Probe if that does not come.
     m->probe_backoff = std::max(path->rto, cfg.msg_probe_min_ns);
@@ -251,10 +186,14 @@ void EngineImpl::HandleAck(TimeNs now, Connection* c, const wire::Packet& p) {
   path.last_rx_pkts = a.rx_pkts;
 
   // Settle what the ACK covers: PSNs before cum, and SACKed PSNs above it.
+  // Only PSNs actually sent count: a forged or stale ACK settles nothing else.
   const uint32_t inflight_before = path.inflight;
-  uint32_t highest = a.cum_psn - 1;  // highest PSN known to have arrived
+  bool any = false;
+  uint32_t highest = 0;  // newest PSN this ACK shows arrived
   for (uint32_t psn = path.una; wire::SeqLt(psn, a.cum_psn) && psn != path.next_psn; psn++) {
     Delivered(now, c, &path, psn);
+    highest = psn;
+    any = true;
   }
   if (a.has_sack) {
     for (uint32_t w = 0; w < wire::kSackWords; w++) {
@@ -266,13 +205,17 @@ void EngineImpl::HandleAck(TimeNs now, Connection* c, const wire::Packet& p) {
         if (wire::SeqLt(psn, path.una) || !wire::SeqLt(psn, path.next_psn)) continue;
         Delivered(now, c, &path, psn);
         highest = psn;
+        any = true;
       }
     }
   }
-  // One path keeps order: anything still in flight below a PSN that arrived was lost.
-  for (uint32_t psn = path.una; wire::SeqLt(psn, highest) && psn != path.next_psn; psn++) {
-    if (path.At(psn).live) DeclareLost(now, c, &path, psn, false);
+  if (any && (!path.has_acked || wire::SeqLt(path.highest_acked, highest))) {
+    path.highest_acked = highest;
+    path.has_acked = true;
   }
+  // One path keeps order: a packet still in flight below one that arrived
+  // was lost, once it is later than reordering explains (DetectLoss).
+  DetectLoss(now, c, &path);
   AdvanceUna(&path);
   if (path.inflight < inflight_before) {
     path.timeouts = 0;
@@ -292,6 +235,11 @@ void EngineImpl::HandleAck(TimeNs now, Connection* c, const wire::Packet& p) {
       if (acked_by_stream && !m->done) {
         m->done = true;
         m->probe_at = kNever;
+      } else if (!m->done) {
+        // A READ or atomic the responder accepted: its response is a message
+        // of the responder's with its own recovery. Probing it would only
+        // fail a long READ while its data flows.
+        m->probe_at = kNever;
       }
     }
     CompleteSends(qp);
@@ -306,8 +254,46 @@ void EngineImpl::HandleNak(TimeNs now, Connection* c, const wire::Packet& p) {
   if (ref == nullptr) return;
   TxMsg* m = Msg(c, *ref);
   if (m == nullptr || m->done) return;
+  if (n.code == wire::NakCode::kResend) {
+    // The peer did not place these chunks although their packets arrived:
+    // send them again (only chunks sent and held as arrived; the rest are
+    // on their way). The message probe waits until they are delivered.
+    stats.resend_requests++;
+    const uint32_t end = std::min<uint64_t>(uint64_t{n.first_chunk} + n.num_chunks,
+                                            std::min(m->next_chunk, m->num_chunks));
+    uint32_t run = 0;
+    for (uint32_t i = n.first_chunk; i <= end; i++) {
+      if (i < end && m->delivered.Unset(i)) {
+        run++;
+        continue;
+      }
+      if (run != 0) {
+        c->retx.push_back(RetxChunk{*ref, i - run, run, UINT16_MAX, UINT16_MAX, RetxKind::kResend});
+      }
+      run = 0;
+    }
+    if (!m->delivered.Full()) m->probe_at = kNever;
+    return;
+  }
+  if (n.detail == static_cast<uint8_t>(wire::NakDetail::kStreamInError)) {
+    // The responder refused an earlier message of ours and executes nothing
+    // after it: that message's own NAK tells why (its probe asks again).
+    for (const MsgRef& r : qp->sq) {
+      if (&r == ref) break;
+      if (const TxMsg* e = Msg(c, r); e != nullptr && !e->done) return;
+    }
+  }
   if (n.code == wire::NakCode::kReceiverNotReady) {
     if (m->rnr_resume_at != kNever) return;  // already waiting
+    // Only a NAK about a packet of the current attempt counts: those about
+    // chunks of an attempt already restarted are stale.
+    const TxPath* path = p.path_id < c->paths.size() ? &c->paths[p.path_id] : nullptr;
+    const bool recent = path != nullptr && path->next_psn - n.psn - 1 < path->ring.size();
+    const Inflight* e = recent ? &path->At(n.psn) : nullptr;
+    if (e == nullptr || e->msg.idx != ref->idx || e->msg.gen != ref->gen || e->epoch != m->epoch) {
+      stats.rx_stale_naks++;
+      return;
+    }
     if (qp->attr.rnr_retry != 7) {
       if (m->rnr_left == 0) {
         m->status = WcStatus::kRnrRetryExcErr;
@@ -336,7 +322,7 @@ void EngineImpl::HandleProbe(TimeNs now, Connection* c, const wire::Packet& p) {
   if (p.type == PacketType::kProbe) {
     // The peer is probing this path because it stopped hearing back on it;
     // the broken direction may be ours, so answer from a fresh port too.
-    if (p.path_id < c->rx_paths.size()) c->rx_paths[p.path_id].reply_port = FreshPort();
+    if (p.path_id < c->rx_paths.size()) c->rx_paths[p.path_id].reply_port = FreshPort(c);
     if (c->probe_replies.size() < kMaxQueuedControl) {
       c->probe_replies.emplace_back(p.path_id, p.probe);
     } else {
@@ -434,12 +420,26 @@ void EngineImpl::HandleData(TimeNs now, Connection* c, const wire::FrameInfo& fr
     return;
   }
   if (!RecordPsn(now, c, from, p)) return;
-  Qp* qp = FindQp(p.data.stream_id);
+  // From here on the packet is acknowledged at path level: a chunk dropped
+  // below is recovered by the sender's message probe (NAK RESEND).
+  const wire::DataBody& d = p.data;
+  Qp* qp = FindQp(d.stream_id);
+  const bool probe = (p.flags & wire::flags::kMsgProbe) != 0;
   if (qp == nullptr || qp->conn != c->local_id) {
     stats.rx_unknown_stream++;
+    // A stream not connected yet (the peer's data came before our
+    // ConnectQp): nothing of the message was placed.
+    if (probe && wire::IsRequest(p.type)) {
+      QueueResend(c, d.src_stream, p, nullptr,
+                  wire::CarriesPayload(p.type) ? ChunksOf(d.msg_len, c->chunk_bytes) : 1);
+    }
     return;
   }
-  if (IsRequest(p.type)) {
+  if (d.src_stream != qp->remote_qpn) {
+    stats.rx_wrong_stream++;  // another stream of the peer's may not write into this one
+    return;
+  }
+  if (wire::IsRequest(p.type)) {
     HandleRequest(now, c, qp, p);
   } else {
     HandleResponse(now, c, qp, p);
@@ -497,9 +497,57 @@ void EngineImpl::QueueNak(TimeNs now, Connection* c, Qp* qp, RxMsg* m, const wir
   c->naks.push_back(PendingNak{p.path_id, n});
 }
 
+void EngineImpl::QueueResend(Connection* c, uint32_t requester_stream, const wire::Packet& p,
+                             const RxMsg* m, uint32_t nchunks) {
+  // The first few missing ranges; a later probe asks again for the rest.
+  const uint32_t n = m != nullptr ? m->got.size() : std::max<uint32_t>(nchunks, 1);
+  uint32_t from = 0;
+  for (uint32_t k = 0; k < config::kResendRangesPerProbe && from < n; k++) {
+    const uint32_t first = m != nullptr ? m->got.NextUnset(from) : 0;
+    if (first >= n) break;
+    const uint32_t end = m != nullptr ? m->got.NextSet(first) : n;
+    if (c->naks.size() >= kMaxQueuedControl) {
+      stats.control_dropped++;
+      return;
+    }
+    wire::NakBody nak;
+    nak.stream_id = requester_stream;
+    nak.msn = p.data.msn;
+    nak.psn = p.data.psn;
+    nak.code = wire::NakCode::kResend;
+    nak.detail = static_cast<uint8_t>(wire::NakDetail::kNotPlaced);
+    nak.first_chunk = first;
+    nak.num_chunks = end - first;
+    c->naks.push_back(PendingNak{p.path_id, nak});
+    stats.tx_resend_naks++;
+    from = end;
+  }
+}
+
+void EngineImpl::ReleaseRxMsg(Connection* c, RxMsg* m) {
+  c->rx_state_bytes -= m->state_bytes;
+  m->state_bytes = 0;
+  m->active = false;
+  if (m->got.HeapBytes() != 0) m->got = ChunkSet{};
+}
+
+void EngineImpl::RefuseAfter(Qp* qp, uint32_t msn) {
+  if (!qp->has_failed_msg || wire::SeqLt(msn, qp->failed_msn)) {
+    qp->has_failed_msg = true;
+    qp->failed_msn = msn;
+  }
+}
+
 void EngineImpl::HandleRequest(TimeNs now, Connection* c, Qp* qp, const wire::Packet& p) {
   const wire::DataBody& d = p.data;
-  if (qp->state == QpState::kError) {
+  const bool probe = (p.flags & wire::flags::kMsgProbe) != 0;
+  if (RxMsg* f = qp->Window(d.msn); f != nullptr && f->active && f->msn == d.msn && f->failed) {
+    QueueNak(now, c, qp, f, p, f->fail_code, f->fail_detail);  // what it was refused for
+    return;
+  }
+  if (qp->state == QpState::kError || (qp->has_failed_msg && wire::SeqLt(qp->failed_msn, d.msn))) {
+    // Verbs: nothing after a refused message is executed; its requester
+    // fails that message and flushes the rest.
     QueueNak(now, c, qp, nullptr, p, wire::NakCode::kInvalidRequest,
              wire::NakDetail::kStreamInError);
     return;
@@ -512,22 +560,29 @@ void EngineImpl::HandleRequest(TimeNs now, Connection* c, Qp* qp, const wire::Pa
     }
     return;
   }
-  const uint32_t W = cfg.stream_window_msgs;
-  if (d.msn - qp->msn_next >= W) {
-    stats.rx_beyond_window++;
+  if (d.msn - qp->msn_next >= cfg.stream_window_msgs) {
+    stats.rx_beyond_window++;  // the peer knows our window from the handshake
     return;
   }
-  RxMsg& m = qp->WindowGrow(d.msn);
   const uint32_t chunk = c->chunk_bytes;
-  const uint32_t nchunks =
-      wire::CarriesPayload(p.type) ? std::max<uint32_t>(1, (d.msg_len + chunk - 1) / chunk) : 1;
+  const uint32_t nchunks = wire::CarriesPayload(p.type) ? ChunksOf(d.msg_len, chunk) : 1;
+  RxMsg& m = qp->WindowGrow(d.msn);
   if (!m.active || m.msn != d.msn) {
+    const size_t need = ChunkSet::HeapBytesFor(nchunks);
+    if (c->rx_state_bytes + need > cfg.rx_msg_state_bytes) {
+      stats.rx_state_exhausted++;  // bounded: a probe asks for this message again later
+      if (probe) QueueResend(c, qp->remote_qpn, p, nullptr, nchunks);
+      return;
+    }
+    ReleaseRxMsg(c, &m);
     m = RxMsg{};
     m.active = true;
     m.msn = d.msn;
     m.type = p.type;
     m.len = d.msg_len;
     m.got.Reset(nchunks);
+    m.state_bytes = m.got.HeapBytes();
+    c->rx_state_bytes += m.state_bytes;
     m.recv_seq = d.recv_seq;
     m.imm = d.imm;
     m.va = d.va;
@@ -539,33 +594,37 @@ void EngineImpl::HandleRequest(TimeNs now, Connection* c, Qp* qp, const wire::Pa
     return;
   }
   if ((p.flags & wire::flags::kSolicited) != 0) m.solicited = true;
-  if (m.failed) {
-    QueueNak(now, c, qp, &m, p, m.fail_code, m.fail_detail);
+  const size_t len = p.payload.size();
+  if (wire::CarriesPayload(p.type) &&
+      (d.msg_offset % chunk != 0 || len != std::min<uint64_t>(chunk, d.msg_len - d.msg_offset))) {
+    stats.rx_bad_chunk++;
     return;
   }
-  const size_t len = p.payload.size();
-  if (d.msg_offset % chunk != 0 || len != std::min<uint64_t>(chunk, d.msg_len - d.msg_offset)) {
-    if (wire::CarriesPayload(p.type)) {
-      stats.rx_bad_chunk++;
-      return;
-    }
-  }
   const uint32_t idx = d.msg_offset / chunk;
-  if (idx >= m.got.size() || m.got.Test(idx)) return;
+  if (idx >= m.got.size()) return;
+  const bool needs_receive = wire::ConsumesReceive(p.type);
+  const bool receive_posted = d.recv_seq - qp->rq_base < qp->rq.size();
+  if (needs_receive && !receive_posted) {
+    QueueNak(now, c, qp, &m, p, wire::NakCode::kReceiverNotReady, wire::NakDetail::kNone);
+    return;
+  }
+  if (m.got.Test(idx)) {
+    // A duplicate. A message probe asks what is missing; tell it.
+    if (probe && !m.got.Full()) QueueResend(c, qp->remote_qpn, p, &m, nchunks);
+    return;
+  }
 
   switch (p.type) {
     case PacketType::kWriteImm:
     case PacketType::kWrite: {
-      if (p.type == PacketType::kWriteImm && d.recv_seq - qp->rq_base >= qp->rq.size()) {
-        QueueNak(now, c, qp, &m, p, wire::NakCode::kReceiverNotReady, wire::NakDetail::kNone);
-        return;
-      }
       if (len != 0) {
         const wire::NakDetail why =
             mrs.CheckRemote(d.rkey, qp->attr.pd, d.va + d.msg_offset, len, access::kRemoteWrite);
         if (why != wire::NakDetail::kNone) {
           m.failed = true;
+          RefuseAfter(qp, m.msn);
           QueueNak(now, c, qp, &m, p, wire::NakCode::kRemoteAccess, why);
+          AdvanceReceiver(now, c, qp);  // the QP enters the error state if it is next
           return;
         }
         mem->Write(d.va + d.msg_offset, p.payload.data(), len);
@@ -574,22 +633,25 @@ void EngineImpl::HandleRequest(TimeNs now, Connection* c, Qp* qp, const wire::Pa
     }
     case PacketType::kSend:
     case PacketType::kSendImm: {
-      if (d.recv_seq - qp->rq_base >= qp->rq.size()) {
-        QueueNak(now, c, qp, &m, p, wire::NakCode::kReceiverNotReady, wire::NakDetail::kNone);
-        return;
-      }
       const PostedRecv& r = qp->rq[d.recv_seq - qp->rq_base];
       if (d.msg_len > r.total) {
         m.failed = true;
+        m.local_status = WcStatus::kLocLenErr;
+        RefuseAfter(qp, m.msn);
         QueueNak(now, c, qp, &m, p, wire::NakCode::kInvalidRequest,
                  wire::NakDetail::kReceiveTooSmall);
         AdvanceReceiver(now, c, qp);  // completes the receive with a length error if it is next
         return;
       }
       if (!Scatter(qp, r.sg, d.msg_offset, p.payload)) {
+        // The receive buffer's region went away after it was posted: a
+        // protection error here, an access error for the requester.
         m.failed = true;
-        QueueNak(now, c, qp, &m, p, wire::NakCode::kRemoteOperation,
-                 wire::NakDetail::kNoPermission);
+        m.local_status = WcStatus::kLocProtErr;
+        RefuseAfter(qp, m.msn);
+        QueueNak(now, c, qp, &m, p, wire::NakCode::kRemoteAccess,
+                 wire::NakDetail::kRegionInvalidated);
+        AdvanceReceiver(now, c, qp);
         return;
       }
       break;
@@ -598,6 +660,7 @@ void EngineImpl::HandleRequest(TimeNs now, Connection* c, Qp* qp, const wire::Pa
       break;
   }
   m.got.Set(idx);
+  if (probe && !m.got.Full()) QueueResend(c, qp->remote_qpn, p, &m, nchunks);
   AdvanceReceiver(now, c, qp);
 }
 
@@ -608,17 +671,18 @@ void EngineImpl::AdvanceReceiver(TimeNs now, Connection* c, Qp* qp) {
     if (slot == nullptr || !slot->active || slot->msn != qp->msn_next) break;
     RxMsg& m = *slot;
     if (m.failed) {
+      // Every earlier message is done: the refused one ends the stream, as
+      // in verbs. Its receive (if it consumed one) completes with the local
+      // error, the QP enters the error state and the rest is flushed.
       if (wire::ConsumesReceive(m.type) && m.type != PacketType::kWriteImm && !qp->rq.empty() &&
           m.recv_seq == qp->rq_base) {
-        // Receive buffer too small: the receive completes with a length error
-        // and the QP enters the error state, as in verbs.
         const PostedRecv r = qp->rq.front();
         qp->rq.pop_front();
         qp->rq_base++;
         PushCqe(qp->attr.recv_cq,
-                Completion{r.wr_id, WcStatus::kLocLenErr, WcOpcode::kRecv, false, 0, 0, qp->qpn});
-        FailQp(qp, WcStatus::kWrFlushErr);
+                Completion{r.wr_id, m.local_status, WcOpcode::kRecv, false, 0, 0, qp->qpn});
       }
+      FailQp(qp, WcStatus::kWrFlushErr);
       break;
     }
     if (!m.got.Full()) break;
@@ -630,9 +694,10 @@ void EngineImpl::AdvanceReceiver(TimeNs now, Connection* c, Qp* qp) {
       const bool atomic = wire::IsAtomicRequest(m.type);
       if (atomic && m.va % 8 != 0) {
         m.failed = true;
+        RefuseAfter(qp, m.msn);
         QueueNak(now, c, qp, &m, ctx, wire::NakCode::kInvalidRequest,
                  wire::NakDetail::kMisalignedAtomic);
-        break;
+        continue;  // the failed branch above ends the stream
       }
       const uint64_t len = atomic ? 8 : m.len;
       const wire::NakDetail why =
@@ -641,8 +706,9 @@ void EngineImpl::AdvanceReceiver(TimeNs now, Connection* c, Qp* qp) {
                                      atomic ? access::kRemoteAtomic : access::kRemoteRead);
       if (why != wire::NakDetail::kNone) {
         m.failed = true;
+        RefuseAfter(qp, m.msn);
         QueueNak(now, c, qp, &m, ctx, wire::NakCode::kRemoteAccess, why);
-        break;
+        continue;
       }
       const MsgRef ref = AllocMsg(c);
       TxMsg* r = Msg(c, ref);
@@ -660,7 +726,8 @@ void EngineImpl::AdvanceReceiver(TimeNs now, Connection* c, Qp* qp) {
         r->type = PacketType::kReadResp;
         r->len = m.len;
         r->src_va = m.va;
-        r->num_chunks = std::max<uint32_t>(1, (m.len + c->chunk_bytes - 1) / c->chunk_bytes);
+        r->rkey = m.rkey;  // every chunk is checked again when it is read
+        r->num_chunks = ChunksOf(m.len, c->chunk_bytes);
       }
       r->delivered.Reset(r->num_chunks);
       Ready(c, ref);
@@ -677,7 +744,7 @@ void EngineImpl::AdvanceReceiver(TimeNs now, Connection* c, Qp* qp) {
       e.qp_num = qp->qpn;
       PushCqe(qp->attr.recv_cq, e);
     }
-    m.active = false;
+    ReleaseRxMsg(c, &m);
     qp->msn_next++;
     advanced = true;
   }
@@ -713,7 +780,15 @@ void EngineImpl::HandleResponse(TimeNs now, Connection* c, Qp* qp, const wire::P
       return;
     }
     m->resp_received.Set(idx);
-    if (!m->resp_received.Full()) return;
+    if (!m->resp_received.Full()) {
+      // The response is flowing: the request arrived, so its probes wait
+      // (a 2 GiB READ takes longer than any probe budget).
+      if (m->probe_at != kNever) {
+        m->probe_at = now + m->probe_backoff;
+        m->retries_left = qp->attr.retry_cnt;
+      }
+      return;
+    }
   } else {
     if (!wire::IsAtomicRequest(m->type)) {
       stats.rx_bad_chunk++;
@@ -732,7 +807,6 @@ void EngineImpl::HandleResponse(TimeNs now, Connection* c, Qp* qp, const wire::P
   m->probe_at = kNever;
   qp->rd_atomic_pending--;
   CompleteSends(qp);
-  (void)now;
 }
 
 }  // namespace metaroce::transport

@@ -65,22 +65,32 @@ bool EngineImpl::Emit(TimeNs now, Connection* c, uint16_t src_port, wire::Packet
   return true;
 }
 
-bool EngineImpl::SendChunk(TimeNs now, Connection* c, TxPath* path, MsgRef ref, uint32_t chunk,
-                           bool retx, bool probe, TxSlot* slot) {
+EngineImpl::Sent EngineImpl::SendChunk(TimeNs now, Connection* c, TxPath* path, MsgRef ref,
+                                       uint32_t chunk, RetxKind kind, bool retx, TxSlot* slot) {
   TxMsg* m = Msg(c, ref);
-  if (m == nullptr) return false;
+  if (m == nullptr) return Sent::kGone;
   Qp* qp = FindQp(m->qpn);
-  if (qp == nullptr) return false;
+  if (qp == nullptr || qp->conn != c->local_id) return Sent::kGone;
+  const bool probe = kind == RetxKind::kMsgProbe;
   const bool payload_type = wire::CarriesPayload(m->type);
   const uint64_t off = payload_type ? uint64_t{chunk} * c->chunk_bytes : 0;
   const size_t len = payload_type ? std::min<uint64_t>(c->chunk_bytes, m->len - off) : 0;
   const bool last = chunk + 1 == m->num_chunks;
+  if (m->type == PacketType::kReadResp && len != 0 &&
+      mrs.CheckRemote(m->rkey, qp->attr.pd, m->src_va + off, len, access::kRemoteRead) !=
+          wire::NakDetail::kNone) {
+    // The region was deregistered (or changed) while the response was being
+    // served: never read memory that is no longer registered.
+    FailResponse(now, c, ref, wire::NakDetail::kRegionInvalidated);
+    return Sent::kGone;
+  }
 
   wire::Packet p;
   p.type = m->type;
   p.dst_conn_id = c->remote_id;
   p.path_id = path->id;
-  if (last || probe) p.flags |= wire::flags::kAckReq;
+  if (last || probe || kind == RetxKind::kTailLoss) p.flags |= wire::flags::kAckReq;
+  if (probe && wire::IsRequest(m->type)) p.flags |= wire::flags::kMsgProbe;
   if (retx) p.flags |= wire::flags::kRetransmit;
   if (m->solicited && last) p.flags |= wire::flags::kSolicited;
   wire::DataBody& d = p.data;
@@ -91,6 +101,7 @@ bool EngineImpl::SendChunk(TimeNs now, Connection* c, TxPath* path, MsgRef ref, 
   d.msn = m->msn;
   d.msg_len = m->len;
   d.msg_offset = static_cast<uint32_t>(off);
+  d.src_stream = qp->qpn;
   if (wire::HasRdmaTarget(m->type)) {
     d.rkey = m->rkey;
     d.va = m->remote_va;
@@ -109,7 +120,7 @@ bool EngineImpl::SendChunk(TimeNs now, Connection* c, TxPath* path, MsgRef ref, 
       (cfg.framing == Framing::kEthernet ? wire::EncapBytes(wire::FrameInfo{.src = cfg.local_ip})
                                          : 0) +
       wire::PayloadOffset(p.type);
-  if (pos + len + wire::kCrcBytes > slot->cap) return false;
+  if (pos + len + wire::kCrcBytes > slot->cap) return Sent::kNoRoom;
   if (len != 0) {
     uint8_t* dst = slot->buf + pos;
     if (m->is_response) {
@@ -119,7 +130,7 @@ bool EngineImpl::SendChunk(TimeNs now, Connection* c, TxPath* path, MsgRef ref, 
     }
     p.payload = {dst, len};
   }
-  if (!Emit(now, c, path->src_port, &p, slot, wire::Ecn::kEct0)) return false;
+  if (!Emit(now, c, path->src_port, &p, slot, wire::Ecn::kEct0)) return Sent::kNoRoom;
 
   Inflight& e = path->At(path->next_psn);
   e = Inflight{true, probe, m->epoch, ref, chunk, now};
@@ -128,15 +139,35 @@ bool EngineImpl::SendChunk(TimeNs now, Connection* c, TxPath* path, MsgRef ref, 
   path->inflight++;
   c->inflight++;
   path->tx_pkts++;
-  path->last_sent_at = now;
-  if (!probe) path->tlp_sent = false;  // one tail-loss probe per burst of new sends
+  if (kind != RetxKind::kTailLoss && !probe) {
+    // One tail-loss probe (and one rescue) per burst of sends.
+    path->last_sent_at = now;
+    path->tlp_sent = false;
+    path->rescue_sent = false;
+  }
   if (++path->health_sent >= cfg.path_health_window_pkts) CheckPathHealth(now, c, path);
   stats.tx_data_pkts++;
   if (retx) {
     path->retx_pkts++;
     stats.tx_retransmits++;
   }
-  return true;
+  return Sent::kOk;
+}
+
+void EngineImpl::FailResponse(TimeNs now, Connection* c, MsgRef ref, wire::NakDetail why) {
+  TxMsg* m = Msg(c, ref);
+  if (m == nullptr) return;
+  Qp* qp = FindQp(m->qpn);
+  if (qp != nullptr && qp->conn == c->local_id) {
+    // The requester's READ fails with a remote access error; this QP, as
+    // after any refused request, enters the error state.
+    wire::Packet ctx;
+    ctx.flags = wire::flags::kAckReq;
+    ctx.data.msn = m->msn;
+    QueueNak(now, c, qp, nullptr, ctx, wire::NakCode::kRemoteAccess, why);
+    FailQp(qp, WcStatus::kWrFlushErr);
+  }
+  FreeMsg(c, ref);
 }
 
 void EngineImpl::BuildAck(TimeNs now, Connection* c, uint16_t path_id, wire::Packet* p) {
@@ -183,17 +214,21 @@ bool EngineImpl::PathHasRoom(const Connection* c, const TxPath& p) const {
          p.next_psn - p.una < p.ring.size() && c->inflight < cfg.conn_window_pkts;
 }
 
-TxPath* EngineImpl::PickPath(Connection* c, int prefer) {
+TxPath* EngineImpl::PickPath(Connection* c, int prefer, int avoid) {
   if (prefer >= 0 && PathHasRoom(c, c->paths[prefer])) return &c->paths[prefer];
   const uint32_t n = static_cast<uint32_t>(c->paths.size());
+  int fallback = -1;  // the avoided path, if nothing else has room
   for (uint32_t k = 0; k < n; k++) {
     const uint32_t i = (c->next_path + k) % n;
-    if (PathHasRoom(c, c->paths[i])) {
-      c->next_path = (i + 1) % n;
-      return &c->paths[i];
+    if (!PathHasRoom(c, c->paths[i])) continue;
+    if (static_cast<int>(i) == avoid) {
+      fallback = static_cast<int>(i);
+      continue;
     }
+    c->next_path = (i + 1) % n;
+    return &c->paths[i];
   }
-  return nullptr;
+  return fallback >= 0 ? &c->paths[fallback] : nullptr;
 }
 
 size_t EngineImpl::ConnTx(TimeNs now, Connection* c, std::span<TxSlot> slots) {
@@ -204,28 +239,29 @@ size_t EngineImpl::ConnTx(TimeNs now, Connection* c, std::span<TxSlot> slots) {
                                         : c->paths[path_id % c->paths.size()].src_port;
   };
   if (c->state == ConnState::kFailed) return 0;
-  // CONN_REQ and CONN_ACCEPT say the same about us; only the nonce differs.
+  // CONN_REQ, CONN_ACCEPT and CONN_CLOSE say the same about us.
   auto opening = [&](PacketType type, uint32_t nonce) {
     wire::Packet p;
-    p.type = type;
-    p.dst_conn_id = type == PacketType::kConnReq ? 0 : c->remote_id;
-    p.conn.src_conn_id = c->local_id;
-    p.conn.nonce = nonce;
-    p.conn.min_version = p.conn.max_version = wire::kVersion;
-    p.conn.num_paths = cfg.num_paths;
-    p.conn.max_payload = cfg.max_payload;
-    p.conn.udp_port = cfg.udp_port;
-    if (Emit(now, c, c->paths[0].src_port, &p, &slots[n], wire::Ecn::kNotEct)) n++;
+    FillOpening(c, type, nonce, &p);
+    return Emit(now, c, c->paths[0].src_port, &p, &slots[n], wire::Ecn::kNotEct);
   };
+  if (c->close_pending) {
+    if (n < slots.size() && c->state == ConnState::kEstablished &&
+        opening(PacketType::kConnClose, 0)) {
+      n++;
+    }
+    FailConnection(c);  // no QP uses it (or it is being evicted): nothing to flush
+    return n;
+  }
   if (c->state == ConnState::kConnecting) {
     if (c->req_at <= now && n < slots.size()) {
-      opening(PacketType::kConnReq, c->nonce);
+      if (opening(PacketType::kConnReq, c->nonce)) n++;
       c->req_at = now + cfg.conn_retry_ns;
     }
     return n;
   }
   if (c->accept_pending && n < slots.size()) {
-    opening(PacketType::kConnAccept, c->accept_nonce);
+    if (opening(PacketType::kConnAccept, c->accept_nonce)) n++;
     c->accept_pending = false;
   }
   if (c->keepalive_pending && n < slots.size()) {
@@ -259,7 +295,7 @@ size_t EngineImpl::ConnTx(TimeNs now, Connection* c, std::span<TxSlot> slots) {
     if (n >= slots.size()) break;
     if (path.state != PathState::kFailed || path.probe_at > now) continue;
     // Try the path again on a fresh source port: a new ECMP route.
-    path.src_port = FreshPort();
+    path.src_port = FreshPort(c);
     wire::Packet p;
     p.type = PacketType::kProbe;
     p.dst_conn_id = c->remote_id;
@@ -303,17 +339,31 @@ size_t EngineImpl::ConnTx(TimeNs now, Connection* c, std::span<TxSlot> slots) {
     }
   }
   while (!c->retx.empty() && n < slots.size()) {
-    const RetxChunk r = c->retx.front();
+    RetxChunk& r = c->retx.front();
     TxMsg* m = Msg(c, r.msg);
-    if (m == nullptr || m->done || (!r.probe && m->delivered.Test(r.chunk))) {
-      c->retx.pop_front();
+    const bool probe = r.kind == RetxKind::kMsgProbe;
+    if (m == nullptr || m->done || r.count == 0 || r.chunk >= m->num_chunks ||
+        (!probe && m->delivered.Test(r.chunk)) || (!probe && m->rnr_resume_at != kNever)) {
+      // Nothing to send for this chunk (any more): on to the next of the range.
+      if (m == nullptr || m->done || r.count <= 1 || r.chunk + 1 >= m->num_chunks) {
+        c->retx.pop_front();
+      } else {
+        r.chunk++;
+        r.count--;
+      }
       continue;
     }
-    TxPath* path = PickPath(c, r.prefer_path < c->paths.size() ? r.prefer_path : -1);
+    TxPath* path = PickPath(c, r.prefer_path < c->paths.size() ? r.prefer_path : -1,
+                            r.avoid_path < c->paths.size() ? r.avoid_path : -1);
     if (path == nullptr) break;
-    if (!SendChunk(now, c, path, r.msg, r.chunk, true, r.probe, &slots[n])) break;
-    c->retx.pop_front();
-    n++;
+    const Sent sent = SendChunk(now, c, path, r.msg, r.chunk, r.kind, true, &slots[n]);
+    if (sent == Sent::kNoRoom) break;
+    if (sent == Sent::kOk) n++;
+    if (sent == Sent::kGone || --r.count == 0) {
+      c->retx.pop_front();
+    } else {
+      r.chunk++;
+    }
   }
   // A message leaves the ready queue when all its chunks went out; the QP
   // then queues its next one.
@@ -329,14 +379,24 @@ size_t EngineImpl::ConnTx(TimeNs now, Connection* c, std::span<TxSlot> slots) {
   while (!c->ready.empty() && n < slots.size()) {
     const MsgRef ref = c->ready.front();
     TxMsg* m = Msg(c, ref);
-    if (m == nullptr || !m->on_ready || m->done || m->next_chunk >= m->num_chunks) {
+    // A message an RNR NAK stopped waits out its delay off the queue; the
+    // timer queues it again.
+    if (m == nullptr || !m->on_ready || m->done || m->next_chunk >= m->num_chunks ||
+        m->rnr_resume_at != kNever) {
       c->ready.pop_front();
       if (m != nullptr) leave(m);
       continue;
     }
     TxPath* path = PickPath(c, -1);
     if (path == nullptr) break;
-    if (!SendChunk(now, c, path, ref, m->next_chunk, false, false, &slots[n])) break;
+    const Sent sent =
+        SendChunk(now, c, path, ref, m->next_chunk, RetxKind::kLoss, false, &slots[n]);
+    if (sent == Sent::kNoRoom) break;
+    if (sent == Sent::kGone) {
+      c->ready.pop_front();  // its QP went away: nothing may wait behind it
+      if (Msg(c, ref) != nullptr) leave(Msg(c, ref));
+      continue;
+    }
     n++;
     m->next_chunk++;
     if (m->next_chunk == m->num_chunks) {
@@ -370,9 +430,10 @@ void EngineImpl::ReapFailed() {
 }
 
 size_t EngineImpl::PollTx(TimeNs now, std::span<TxSlot> slots) {
+  FailFatalQps();
   RunTimers(now);
-  if (stats.conn_failures != reaped_failures_) {
-    reaped_failures_ = stats.conn_failures;
+  if (reap_pending) {
+    reap_pending = false;
     ReapFailed();
   }
   size_t n = 0;
@@ -420,9 +481,29 @@ void EngineImpl::DeclareLost(TimeNs now, Connection* c, TxPath* path, uint32_t p
     return;
   }
   // Exactly this chunk goes again at once, on the same path unless it timed out.
-  c->retx.push_back(
-      RetxChunk{e.msg, e.chunk, static_cast<uint16_t>(by_rto ? UINT16_MAX : path->id), false});
+  c->retx.push_back(RetxChunk{e.msg, e.chunk, 1,
+                              static_cast<uint16_t>(by_rto ? UINT16_MAX : path->id), UINT16_MAX,
+                              RetxKind::kLoss});
   (void)now;
+}
+
+void EngineImpl::DetectLoss(TimeNs now, Connection* c, TxPath* path) {
+  path->reorder_at = kNever;
+  if (!path->has_acked) return;
+  // RACK-style: a packet overtaken by a later one of its own path is lost
+  // once it is reorder_window_ns later than an RTT after it was sent; until
+  // then the path may just have reordered it (adaptive routing).
+  const TimeNs wait = path->srtt + cfg.reorder_window_ns;
+  for (uint32_t psn = path->una; wire::SeqLt(psn, path->highest_acked) && psn != path->next_psn;
+       psn++) {
+    const Inflight& e = path->At(psn);
+    if (!e.live) continue;
+    if (e.sent_at + wait <= now) {
+      DeclareLost(now, c, path, psn, false);
+    } else {
+      path->reorder_at = std::min(path->reorder_at, e.sent_at + wait);
+    }
+  }
 }
 
 // A path that keeps losing while the others do not sits on a bad link (a
@@ -486,29 +567,52 @@ void EngineImpl::PathTimeout(TimeNs now, Connection* c, TxPath* path) {
 
 // ---- Timers ----
 
-TimeNs EngineImpl::TlpDeadline(const TxPath& p) const {
-  const TimeNs wait = p.has_rtt ? std::max<TimeNs>(2 * p.srtt, cfg.tlp_min_ns) : p.rto / 2;
-  return p.last_sent_at + wait;
+TimeNs EngineImpl::TlpWait(const TxPath& p) const {
+  return p.has_rtt ? std::max<TimeNs>(2 * p.srtt, cfg.tlp_min_ns) : p.rto / 2;
+}
+
+TimeNs EngineImpl::TlpDeadline(const TxPath& p) const { return p.last_sent_at + TlpWait(p); }
+
+TimeNs EngineImpl::RescueDeadline(const TxPath& p) const { return p.last_sent_at + 2 * TlpWait(p); }
+
+void EngineImpl::QueueNewest(Connection* c, TxPath* path, uint16_t prefer, uint16_t avoid) {
+  for (uint32_t psn = path->next_psn; psn != path->una;) {
+    const Inflight& e = path->At(--psn);
+    if (!e.live) continue;
+    c->retx.push_back(RetxChunk{e.msg, e.chunk, 1, prefer, avoid, RetxKind::kTailLoss});
+    return;
+  }
 }
 
 void EngineImpl::ConnTimers(TimeNs now, Connection* c) {
   if (c->state != ConnState::kEstablished) return;
   for (TxPath& path : c->paths) {
     if (path.state != PathState::kActive || path.inflight == 0) continue;
+    if (path.reorder_at <= now) {
+      DetectLoss(now, c, &path);
+      AdvanceUna(&path);
+      if (path.inflight == 0) continue;
+    }
     if (path.At(path.una).sent_at + path.rto <= now) {
       PathTimeout(now, c, &path);
     } else if (cfg.tail_loss_probe && !path.tlp_sent && TlpDeadline(path) <= now) {
       // Tail-loss probe: nothing was sent for a while and the newest packets
-      // are unacknowledged. Send the newest again; its ACK shows any gap
-      // before it, which SACK recovery then repairs, long before the RTO.
-      for (uint32_t psn = path.next_psn; psn != path.una;) {
-        const Inflight& e = path.At(--psn);
-        if (!e.live) continue;
-        c->retx.push_back(RetxChunk{e.msg, e.chunk, path.id, true});
-        stats.tail_loss_probes++;
-        break;
-      }
+      // are unacknowledged. Send the newest again on this path; its ACK shows
+      // any gap before it, which SACK recovery repairs long before the RTO.
+      QueueNewest(c, &path, path.id, UINT16_MAX);
+      stats.tail_loss_probes++;
       path.tlp_sent = true;
+    } else if (cfg.tail_loss_probe && path.tlp_sent && !path.rescue_sent &&
+               RescueDeadline(path) <= now) {
+      // The probe went unanswered too: the path may be dead (a blackhole).
+      // Send the newest chunk once more on another path, so the operation
+      // completes now, and the other path's progress while this one stays
+      // silent marks this one as the problem at its RTO.
+      if (path.progress_at < path.last_sent_at) {
+        QueueNewest(c, &path, UINT16_MAX, path.id);
+        stats.tail_loss_rescues++;
+      }
+      path.rescue_sent = true;
     }
   }
   if (c->all_failed_since != kNever && now - c->all_failed_since >= cfg.conn_fail_after_ns) {
@@ -518,6 +622,17 @@ void EngineImpl::ConnTimers(TimeNs now, Connection* c) {
   // A peer that died while we only wait (posted receives, nothing in flight)
   // is found by keep-alive probes: silence for conn_fail_after_ns fails the
   // connection, as every path failing would.
+  if (c->qps.empty()) {
+    // No local QP uses it: close it after a while, so that no peer holds
+    // state here for good.
+    if (c->idle_since == kNever) c->idle_since = now;
+    if (now - c->idle_since >= cfg.conn_idle_ns) {
+      stats.conn_idle_closed++;
+      c->close_pending = true;
+      c->close_reason = wire::ConnReason::kTimeout;
+      return;
+    }
+  }
   if (!c->qps.empty()) {
     if (now - c->last_rx_at >= cfg.conn_fail_after_ns) {
       FailConnection(c);
@@ -548,7 +663,9 @@ void EngineImpl::ConnTimers(TimeNs now, Connection* c) {
           break;
         }
         m->retries_left--;
-        c->retx.push_back(RetxChunk{ref, m->num_chunks - 1, UINT16_MAX, true});
+        stats.msg_probes++;
+        c->retx.push_back(
+            RetxChunk{ref, m->num_chunks - 1, 1, UINT16_MAX, UINT16_MAX, RetxKind::kMsgProbe});
         m->probe_backoff = std::min(m->probe_backoff * 2, cfg.msg_probe_max_ns);
         m->probe_at = now + m->probe_backoff;
       }
@@ -568,10 +685,14 @@ TimeNs EngineImpl::ConnDeadline(const Connection* c) const {
   if (c->state == ConnState::kFailed) return kNever;
   if (c->state == ConnState::kConnecting) return c->req_at;
   TimeNs t = c->probe_min;
+  if (c->close_pending) return 0;
+  if (c->qps.empty())
+    t = c->idle_since == kNever ? 0 : std::min(t, c->idle_since + cfg.conn_idle_ns);
   for (const TxPath& p : c->paths) {
     if (p.state == PathState::kActive && p.inflight != 0) {
-      t = std::min(t, p.At(p.una).sent_at + p.rto);
+      t = std::min({t, p.At(p.una).sent_at + p.rto, p.reorder_at});
       if (cfg.tail_loss_probe && !p.tlp_sent) t = std::min(t, TlpDeadline(p));
+      if (cfg.tail_loss_probe && p.tlp_sent && !p.rescue_sent) t = std::min(t, RescueDeadline(p));
     } else if (p.state == PathState::kFailed) {
       t = std::min(t, p.probe_at);
     }
@@ -603,7 +724,8 @@ bool EngineImpl::HasPendingTx() const {
     const Connection* c = conns.at(id).get();
     if (c->state == ConnState::kFailed) continue;
     if (c->state == ConnState::kConnecting) continue;  // CONN_REQ is timer driven
-    if (c->accept_pending || !c->probe_replies.empty() || !c->naks.empty()) return true;
+    if (c->close_pending || c->accept_pending || !c->probe_replies.empty() || !c->naks.empty())
+      return true;
     for (uint16_t pid : c->ack_queue) {
       if (c->rx_paths[pid].ack_now) return true;
     }

@@ -4,6 +4,7 @@
 
 // MetaRoCE header parse and encode (doc/spec.md sections 3 and 4).
 
+#include <cstdint>
 #include <cstring>
 
 #include "absl/status/status.h"
@@ -28,8 +29,9 @@ bool IsZero(const std::array<uint64_t, kSackWords>& w) {
 ParseError CheckData(const Packet& p) {
   const DataBody& d = p.data;
   const size_t payload = p.payload.size();
-  if (d.stream_id == 0) return ParseError::kZeroStream;
+  if (d.stream_id == 0 || d.src_stream == 0) return ParseError::kZeroStream;
   if (SeqLt(d.psn, d.una_psn)) return ParseError::kUnaAfterPsn;
+  if (d.msg_len > kMaxMessageBytes) return ParseError::kMessageTooLong;
   // Fields this type does not carry must be zero, or encoding would drop them.
   if ((!HasRdmaTarget(p.type) && (d.rkey != 0 || d.va != 0)) ||
       (!HasImmediate(p.type) && d.imm != 0) || (!ConsumesReceive(p.type) && d.recv_seq != 0) ||
@@ -80,6 +82,14 @@ ParseError CheckNak(const Packet& p) {
   if (n.code != NakCode::kReceiverNotReady && n.rnr_delay_10us != 0) {
     return ParseError::kReservedNotZero;
   }
+  if (n.code == NakCode::kResend) {
+    // [first_chunk, first_chunk + num_chunks) must be a non-empty range within u32.
+    if (n.num_chunks == 0 || n.first_chunk > UINT32_MAX - n.num_chunks) {
+      return ParseError::kBadResendRange;
+    }
+  } else if (n.first_chunk != 0 || n.num_chunks != 0) {
+    return ParseError::kReservedNotZero;
+  }
   if (!p.payload.empty()) return ParseError::kPayloadNotAllowed;
   return ParseError::kOk;
 }
@@ -90,15 +100,25 @@ ParseError CheckConn(const Packet& p) {
   if (!p.payload.empty()) return ParseError::kPayloadNotAllowed;
   if (c.src_conn_id == 0) return ParseError::kZeroConnId;
   if (c.min_version > c.max_version) return ParseError::kBadVersionRange;
+  if (c.incarnation == 0) return ParseError::kBadConnParameters;
   const auto reason = static_cast<uint8_t>(c.reason);
   const bool opening = p.type == PacketType::kConnReq || p.type == PacketType::kConnAccept;
   if (opening) {
     if (c.reason != ConnReason::kNone) return ParseError::kBadConnReason;
-    if (c.num_paths == 0 || c.max_payload < kMinConnPayloadBytes || c.udp_port == 0) {
+    if (c.num_paths == 0 || c.max_payload < kMinConnPayloadBytes || c.udp_port == 0 ||
+        c.stream_window == 0) {
       return ParseError::kBadConnParameters;
     }
+  } else if (p.type == PacketType::kConnRetry) {
+    // num_paths, max_payload, udp_port and stream_window are informational.
+    if (c.reason != ConnReason::kNone) return ParseError::kBadConnReason;
+    if (c.cookie == 0) return ParseError::kBadConnParameters;
   } else if (reason > kConnReasonMax) {
     return ParseError::kBadConnReason;
+  }
+  // Only a RETRY hands out a cookie and only a REQ brings one back.
+  if (p.type != PacketType::kConnReq && p.type != PacketType::kConnRetry && c.cookie != 0) {
+    return ParseError::kReservedNotZero;
   }
   return ParseError::kOk;
 }
@@ -118,6 +138,7 @@ size_t EncodeTypeHeader(const Packet& p, uint8_t* out) {
       h.msn.set(d.msn);
       h.msg_len.set(d.msg_len);
       h.msg_offset.set(d.msg_offset);
+      h.src_stream.set(d.src_stream);
       Store(q, h);
       q += sizeof(h);
       if (HasRdmaTarget(p.type)) {
@@ -191,6 +212,8 @@ size_t EncodeTypeHeader(const Packet& p, uint8_t* out) {
       h.code = static_cast<uint8_t>(p.nak.code);
       h.detail = p.nak.detail;
       h.rnr_delay_10us.set(p.nak.rnr_delay_10us);
+      h.first_chunk.set(p.nak.first_chunk);
+      h.num_chunks.set(p.nak.num_chunks);
       Store(q, h);
       q += sizeof(h);
       break;
@@ -215,6 +238,9 @@ size_t EncodeTypeHeader(const Packet& p, uint8_t* out) {
       h.max_payload.set(c.max_payload);
       h.capabilities.set(c.capabilities);
       h.udp_port.set(c.udp_port);
+      h.incarnation.set(c.incarnation);
+      h.cookie.set(c.cookie);
+      h.stream_window.set(c.stream_window);
       Store(q, h);
       q += sizeof(h);
       break;
@@ -241,6 +267,7 @@ ParseError DecodeTypeHeader(const uint8_t* in, size_t region, Packet* out) {
       d.msn = h.msn.get();
       d.msg_len = h.msg_len.get();
       d.msg_offset = h.msg_offset.get();
+      d.src_stream = h.src_stream.get();
       if (HasRdmaTarget(out->type)) {
         const auto t = Load<RdmaTargetHdr>(q);
         q += sizeof(t);
@@ -304,6 +331,8 @@ ParseError DecodeTypeHeader(const uint8_t* in, size_t region, Packet* out) {
       out->nak.code = static_cast<NakCode>(h.code);
       out->nak.detail = h.detail;
       out->nak.rnr_delay_10us = h.rnr_delay_10us.get();
+      out->nak.first_chunk = h.first_chunk.get();
+      out->nak.num_chunks = h.num_chunks.get();
       return ParseError::kOk;
     }
     case PacketClass::kProbe: {
@@ -327,7 +356,12 @@ ParseError DecodeTypeHeader(const uint8_t* in, size_t region, Packet* out) {
       c.max_payload = h.max_payload.get();
       c.capabilities = h.capabilities.get();
       c.udp_port = h.udp_port.get();
-      if (h.reserved0 != 0 || h.reserved1.get() != 0) return ParseError::kReservedNotZero;
+      c.incarnation = h.incarnation.get();
+      c.cookie = h.cookie.get();
+      c.stream_window = h.stream_window.get();
+      if (h.reserved0 != 0 || h.reserved1.get() != 0 || h.reserved2.get() != 0) {
+        return ParseError::kReservedNotZero;
+      }
       return ParseError::kOk;
     }
     case PacketClass::kInvalid: break;

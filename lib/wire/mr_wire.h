@@ -4,7 +4,7 @@
 
 /**
  * @file
- * MetaRoCE wire format v0: everything needed to parse and build packets.
+ * MetaRoCE wire format v1: everything needed to parse and build packets.
  * See doc/spec.md for the normative layouts and receiver rules.
  */
 

@@ -60,6 +60,7 @@ enum class ParseError : uint8_t {
   kPayloadNotAllowed,
   kBadAtomicLength,
   kBadAtomicOperand,
+  kMessageTooLong,  ///< msg_len beyond kMaxMessageBytes
   // ACK
   kBadSackLength,
   kEmptySack,
@@ -67,6 +68,7 @@ enum class ParseError : uint8_t {
   kZeroStreamAck,
   // NAK
   kBadNakCode,
+  kBadResendRange,  ///< RESEND with num_chunks 0, or first_chunk + num_chunks overflowing
   // Connection management
   kBadConnReason,
   kBadVersionRange,
@@ -103,7 +105,7 @@ ParseError ParseFrame(std::span<const uint8_t> frame, const ParseOptions& opt, F
                       Packet* out);
 
 /**
- * Checks the fields of a decoded packet against the v0 rules that do not depend
+ * Checks the fields of a decoded packet against the v1 rules that do not depend
  * on the byte layout (non-zero ids, offsets inside the message, ...). The
  * parser applies it to every packet; encoders apply it before writing.
  */

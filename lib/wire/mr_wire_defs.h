@@ -4,7 +4,7 @@
 
 /**
  * @file
- * Wire format v0 constants: packet types, flags, codes and the byte sizes of
+ * Wire format v1 constants: packet types, flags, codes and the byte sizes of
  * every header. doc/spec.md is the normative description; the static_asserts
  * in mr_wire_layout_private.h pin these sizes to the byte layouts.
  */
@@ -17,8 +17,19 @@
 
 namespace metaroce::wire {
 
-/** Version carried in byte 0 of every MetaRoCE header by this implementation. */
-inline constexpr uint8_t kVersion = 0;
+/**
+ * Version carried in byte 0 of every MetaRoCE header by this implementation.
+ * Version 1 replaced version 0, which had no engine incarnation, handshake
+ * cookie, source stream or message-level recovery (doc/spec.md section 6).
+ */
+inline constexpr uint8_t kVersion = 1;
+
+/**
+ * Longest message in bytes (verbs' max_msg_sz; what RoCE NICs offer). A data
+ * packet with a longer msg_len is malformed, and longer work requests are
+ * refused when posted.
+ */
+inline constexpr uint32_t kMaxMessageBytes = 1u << 31;
 
 /** Default UDP destination port (RoCEv2 uses 4791; this is deliberately not it). */
 inline constexpr uint16_t kDefaultUdpPort = 4792;
@@ -42,6 +53,7 @@ enum class PacketType : uint8_t {
   kConnAccept = 0x31,      ///< connection accepted
   kConnReject = 0x32,      ///< connection rejected
   kConnClose = 0x33,       ///< connection closed
+  kConnRetry = 0x34,       ///< come back with this cookie (handshake return-routability check)
 };
 
 /** Broad class of a packet type; decides which body follows the common header. */
@@ -66,7 +78,8 @@ constexpr PacketClass ClassOf(uint8_t type) {
     case 0x30:
     case 0x31:
     case 0x32:
-    case 0x33: return PacketClass::kConn;
+    case 0x33:
+    case 0x34: return PacketClass::kConn;
     default: return PacketClass::kInvalid;
   }
 }
@@ -94,6 +107,12 @@ constexpr bool IsAtomicRequest(PacketType t) {
   return t == PacketType::kAtomicFetchAdd || t == PacketType::kAtomicCompSwap;
 }
 
+/** True for data types a requester sends (not READ/ATOMIC responses). */
+constexpr bool IsRequest(PacketType t) {
+  return t == PacketType::kWrite || t == PacketType::kWriteImm || t == PacketType::kSend ||
+         t == PacketType::kSendImm || t == PacketType::kReadReq || IsAtomicRequest(t);
+}
+
 /** True for data types that may carry payload bytes. */
 constexpr bool CarriesPayload(PacketType t) {
   return t == PacketType::kWrite || t == PacketType::kWriteImm || t == PacketType::kSend ||
@@ -107,6 +126,12 @@ inline constexpr uint16_t kSolicited = 1u << 1;   ///< SEND/SEND_IMM/WRITE_IMM: 
 inline constexpr uint16_t kRetransmit = 1u << 2;  ///< data: this chunk was sent before
 inline constexpr uint16_t kEce = 1u << 3;         ///< ACK: the triggering packet was CE-marked
 inline constexpr uint16_t kSack = 1u << 4;        ///< ACK: a 256-bit SACK bitmap is present
+/**
+ * Request data: a message probe. The sender holds every chunk of this message
+ * as arrived but has no stream acknowledgement for it: answer with the stream
+ * ACK, the message's NAK, or NAK RESEND naming chunks that were not placed.
+ */
+inline constexpr uint16_t kMsgProbe = 1u << 5;
 }  // namespace flags
 
 /** Flags a packet of this type may carry; any other set bit makes the packet invalid. */
@@ -115,6 +140,7 @@ constexpr uint16_t AllowedFlags(PacketType t) {
     case PacketClass::kData: {
       uint16_t f = flags::kAckReq | flags::kRetransmit;
       if (ConsumesReceive(t)) f |= flags::kSolicited;
+      if (IsRequest(t)) f |= flags::kMsgProbe;
       return f;
     }
     case PacketClass::kAck: return flags::kEce | flags::kSack;
@@ -128,8 +154,13 @@ enum class NakCode : uint8_t {
   kRemoteAccess = 2,      ///< bad rkey, bounds or permission: IBV_WC_REM_ACCESS_ERR
   kInvalidRequest = 3,    ///< malformed or unsupported request: IBV_WC_REM_INV_REQ_ERR
   kRemoteOperation = 4,   ///< responder could not complete: IBV_WC_REM_OP_ERR
+  /**
+   * Not an error: chunks [first_chunk, first_chunk + num_chunks) of the message
+   * were not placed (dropped after their packets were acknowledged); send them again.
+   */
+  kResend = 5,
 };
-inline constexpr uint8_t kNakCodeMax = 4;
+inline constexpr uint8_t kNakCodeMax = 5;
 
 /** Informational NAK detail (why the code was chosen). Unknown values are accepted. */
 enum class NakDetail : uint8_t {
@@ -143,6 +174,7 @@ enum class NakDetail : uint8_t {
   kMisalignedAtomic = 7,
   kStreamInError = 8,
   kResourceExhausted = 9,
+  kNotPlaced = 10,  ///< RESEND: the chunks arrived but were dropped before placement
 };
 
 /** Reasons carried by CONN_REJECT and CONN_CLOSE. */
@@ -159,13 +191,13 @@ inline constexpr uint8_t kConnReasonMax = 6;
 
 /** Header and trailer sizes in bytes (MetaRoCE part only, after the UDP header). */
 inline constexpr size_t kCommonHeaderBytes = 12;
-inline constexpr size_t kDataHeaderBytes = 28;      ///< sequencing header of every data packet
+inline constexpr size_t kDataHeaderBytes = 32;      ///< sequencing header of every data packet
 inline constexpr size_t kRdmaTargetBytes = 12;      ///< va + rkey
 inline constexpr size_t kAtomicOperandsBytes = 16;  ///< two 64-bit operands
 inline constexpr size_t kAckFixedBytes = 28;
-inline constexpr size_t kNakBytes = 16;
+inline constexpr size_t kNakBytes = 24;
 inline constexpr size_t kProbeBytes = 8;
-inline constexpr size_t kConnBytes = 24;
+inline constexpr size_t kConnBytes = 48;
 inline constexpr size_t kCrcBytes = 4;
 
 /** SACK bitmap: bit i acknowledges PSN cum_psn + 1 + i. */
@@ -203,7 +235,8 @@ constexpr size_t TypeHeaderBytes(PacketType t) {
     case PacketType::kConnReq:
     case PacketType::kConnAccept:
     case PacketType::kConnReject:
-    case PacketType::kConnClose: return kConnBytes;
+    case PacketType::kConnClose:
+    case PacketType::kConnRetry: return kConnBytes;
   }
   return 0;
 }

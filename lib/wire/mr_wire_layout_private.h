@@ -3,7 +3,7 @@
  */
 
 /*
- * Byte layouts of wire format v0, exactly as doc/spec.md draws them. Fields are
+ * Byte layouts of wire format v1, exactly as doc/spec.md draws them. Fields are
  * byte arrays (alignment 1), so the structs have no padding and every offset
  * and size is pinned by a static_assert below. Not installed.
  */
@@ -56,6 +56,7 @@ struct DataHdr {
   Be32 msn;
   Be32 msg_len;
   Be32 msg_offset;
+  Be32 src_stream;
 };
 
 struct RdmaTargetHdr {
@@ -92,6 +93,8 @@ struct NakHdr {
   uint8_t code;
   uint8_t detail;
   Be16 rnr_delay_10us;
+  Be32 first_chunk;
+  Be32 num_chunks;
 };
 
 struct ProbeHdr {
@@ -111,6 +114,10 @@ struct ConnHdr {
   Be32 capabilities;
   Be16 udp_port;
   Be16 reserved1;
+  Be64 incarnation;
+  Be64 cookie;
+  Be32 stream_window;
+  Be32 reserved2;
 };
 
 struct EthHdr {
@@ -155,29 +162,42 @@ static_assert(offsetof(CommonHdr, flags) == 2 && offsetof(CommonHdr, dst_conn_id
 static_assert(offsetof(CommonHdr, path_id) == 8 && offsetof(CommonHdr, payload_len) == 10);
 static_assert(sizeof(DataHdr) == kDataHeaderBytes);
 static_assert(offsetof(DataHdr, una_psn) == 4 && offsetof(DataHdr, stream_id) == 12);
-static_assert(offsetof(DataHdr, msg_offset) == 24);
+static_assert(offsetof(DataHdr, msg_offset) == 24 && offsetof(DataHdr, src_stream) == 28);
 static_assert(sizeof(RdmaTargetHdr) == kRdmaTargetBytes && offsetof(RdmaTargetHdr, rkey) == 8);
 static_assert(sizeof(AtomicOperandsHdr) == kAtomicOperandsBytes);
 static_assert(sizeof(AckHdr) == kAckFixedBytes && offsetof(AckHdr, num_stream_acks) == 24);
 static_assert(sizeof(StreamAckHdr) == kStreamAckBytes);
 static_assert(sizeof(NakHdr) == kNakBytes && offsetof(NakHdr, code) == 12);
+static_assert(offsetof(NakHdr, first_chunk) == 16 && offsetof(NakHdr, num_chunks) == 20);
 static_assert(sizeof(ProbeHdr) == kProbeBytes);
 static_assert(sizeof(ConnHdr) == kConnBytes && offsetof(ConnHdr, num_paths) == 12);
 static_assert(offsetof(ConnHdr, capabilities) == 16 && offsetof(ConnHdr, udp_port) == 20);
+static_assert(offsetof(ConnHdr, incarnation) == 24 && offsetof(ConnHdr, cookie) == 32);
+static_assert(offsetof(ConnHdr, stream_window) == 40 && offsetof(ConnHdr, reserved2) == 44);
 static_assert(sizeof(EthHdr) == kEthHeaderBytes);
 static_assert(sizeof(Ipv4Hdr) == kIpv4HeaderBytes);
 static_assert(sizeof(Ipv6Hdr) == kIpv6HeaderBytes);
 static_assert(sizeof(UdpHdr) == kUdpHeaderBytes);
 static_assert(kSackBytes == 32, "the SACK bitmap is 256 bits");
-static_assert(TypeHeaderBytes(PacketType::kWrite) == 40);
-static_assert(TypeHeaderBytes(PacketType::kWriteImm) == 48);
-static_assert(TypeHeaderBytes(PacketType::kSend) == 32);
-static_assert(TypeHeaderBytes(PacketType::kSendImm) == 36);
-static_assert(TypeHeaderBytes(PacketType::kReadReq) == 40);
-static_assert(TypeHeaderBytes(PacketType::kReadResp) == 28);
-static_assert(TypeHeaderBytes(PacketType::kAtomicFetchAdd) == 56);
-static_assert(TypeHeaderBytes(PacketType::kAtomicResp) == 36);
+static_assert(TypeHeaderBytes(PacketType::kWrite) == 44);
+static_assert(TypeHeaderBytes(PacketType::kWriteImm) == 52);
+static_assert(TypeHeaderBytes(PacketType::kSend) == 36);
+static_assert(TypeHeaderBytes(PacketType::kSendImm) == 40);
+static_assert(TypeHeaderBytes(PacketType::kReadReq) == 44);
+static_assert(TypeHeaderBytes(PacketType::kReadResp) == 32);
+static_assert(TypeHeaderBytes(PacketType::kAtomicFetchAdd) == 60);
+static_assert(TypeHeaderBytes(PacketType::kAtomicCompSwap) == 60);
+static_assert(TypeHeaderBytes(PacketType::kAtomicResp) == 40);
+static_assert(TypeHeaderBytes(PacketType::kAck) == 28 && TypeHeaderBytes(PacketType::kNak) == 24);
+static_assert(TypeHeaderBytes(PacketType::kProbe) == 8);
+static_assert(TypeHeaderBytes(PacketType::kConnReq) == 48 &&
+              TypeHeaderBytes(PacketType::kConnRetry) == 48);
+static_assert(kMaxMessageBytes == 0x80000000u, "messages up to 2 GiB");
 static_assert(kMaxHeaderBytes == 12 + 28 + 32 + 64);
+// The ACK with its full extension stays the largest header in v1.
+static_assert(kCommonHeaderBytes + kDataHeaderBytes + kRdmaTargetBytes + kAtomicOperandsBytes <=
+              kMaxHeaderBytes);
+static_assert(kCommonHeaderBytes + kConnBytes <= kMaxHeaderBytes);
 
 /** Reads a layout struct from possibly unaligned bytes. */
 template <typename T>

@@ -30,6 +30,7 @@ struct DataBody {
   uint32_t msn = 0;         ///< message sequence number within the stream
   uint32_t msg_len = 0;     ///< total message length in bytes
   uint32_t msg_offset = 0;  ///< offset of this packet's payload within the message
+  uint32_t src_stream = 0;  ///< the sender's stream (its QP number); never 0
   uint32_t rkey = 0;        ///< HasRdmaTarget() types
   uint64_t va = 0;          ///< HasRdmaTarget() types: remote address of message byte 0
   uint32_t imm = 0;         ///< HasImmediate() types (host order of the 32-bit value)
@@ -72,6 +73,8 @@ struct NakBody {
   NakCode code = NakCode::kInvalidRequest;
   uint8_t detail = 0;           ///< NakDetail, informational
   uint16_t rnr_delay_10us = 0;  ///< kReceiverNotReady: wait at least this many 10 us units
+  uint32_t first_chunk = 0;     ///< kResend: first chunk not placed; otherwise 0
+  uint32_t num_chunks = 0;      ///< kResend: chunks from first_chunk not placed (>= 1); otherwise 0
 };
 
 /** PROBE / PROBE_REPLY body. */
@@ -81,7 +84,7 @@ struct ProbeBody {
   uint32_t ts_ns = 0;  ///< PROBE: sender clock; PROBE_REPLY: echo of the probe's ts_ns
 };
 
-/** Connection management body (CONN_REQ / CONN_ACCEPT / CONN_REJECT / CONN_CLOSE). */
+/** Connection management body (CONN_REQ / CONN_ACCEPT / CONN_REJECT / CONN_CLOSE / CONN_RETRY). */
 struct ConnBody {
   friend bool operator==(const ConnBody&, const ConnBody&) = default;
   uint32_t src_conn_id = 0;  ///< the sender's own id for this connection; never 0
@@ -89,10 +92,13 @@ struct ConnBody {
   uint8_t min_version = 0;   ///< lowest wire version the sender speaks
   uint8_t max_version = 0;   ///< highest wire version the sender speaks
   ConnReason reason = ConnReason::kNone;
-  uint16_t num_paths = 0;     ///< paths the sender will spray over (REQ/ACCEPT)
-  uint16_t max_payload = 0;   ///< largest payload the sender accepts per packet
-  uint32_t capabilities = 0;  ///< optional features; v0 defines none, unknown bits ignored
-  uint16_t udp_port = 0;      ///< UDP port the sender receives MetaRoCE on (REQ/ACCEPT: non-zero)
+  uint16_t num_paths = 0;      ///< paths the sender will spray over (REQ/ACCEPT)
+  uint16_t max_payload = 0;    ///< largest payload the sender accepts per packet
+  uint32_t capabilities = 0;   ///< optional features; v1 defines none, unknown bits ignored
+  uint16_t udp_port = 0;       ///< UDP port the sender receives MetaRoCE on (REQ/ACCEPT: non-zero)
+  uint64_t incarnation = 0;    ///< the sending engine's random instance id; never 0
+  uint64_t cookie = 0;         ///< RETRY: the cookie; REQ: the cookie echoed (0 on a first try)
+  uint32_t stream_window = 0;  ///< REQ/ACCEPT: messages per stream the sender's receiver tracks
 };
 
 /** One decoded MetaRoCE packet. */

@@ -26,6 +26,7 @@ const char* PacketTypeName(uint8_t type) {
     case 0x31: return "CONN_ACCEPT";
     case 0x32: return "CONN_REJECT";
     case 0x33: return "CONN_CLOSE";
+    case 0x34: return "CONN_RETRY";
     default: return "UNKNOWN";
   }
 }
@@ -36,6 +37,7 @@ const char* NakCodeName(uint8_t code) {
     case 2: return "REMOTE_ACCESS";
     case 3: return "INVALID_REQUEST";
     case 4: return "REMOTE_OPERATION";
+    case 5: return "RESEND";
     default: return "UNKNOWN";
   }
 }
@@ -73,11 +75,13 @@ const char* ParseErrorName(ParseError e) {
     case ParseError::kPayloadNotAllowed: return "payload_not_allowed";
     case ParseError::kBadAtomicLength: return "bad_atomic_length";
     case ParseError::kBadAtomicOperand: return "bad_atomic_operand";
+    case ParseError::kMessageTooLong: return "message_too_long";
     case ParseError::kBadSackLength: return "bad_sack_length";
     case ParseError::kEmptySack: return "empty_sack";
     case ParseError::kTooManyStreamAcks: return "too_many_stream_acks";
     case ParseError::kZeroStreamAck: return "zero_stream_ack";
     case ParseError::kBadNakCode: return "bad_nak_code";
+    case ParseError::kBadResendRange: return "bad_resend_range";
     case ParseError::kBadConnReason: return "bad_conn_reason";
     case ParseError::kBadVersionRange: return "bad_version_range";
     case ParseError::kBadConnParameters: return "bad_conn_parameters";

@@ -23,6 +23,14 @@ struct Hosts {
   uint32_t conn_at_b;
 };
 
+// The engines' incarnations, B's handshake cookie and the QPs (streams) of the
+// conversation: A's QP 0x201 talks to B's QP 0x101.
+constexpr uint64_t kIncarnationA = 0x1a2b3c4d5e6f7081;
+constexpr uint64_t kIncarnationB = 0x8f7e6d5c4b3a2918;
+constexpr uint64_t kCookie = 0xc00c1e5a17ed0042;
+constexpr uint32_t kStreamA = 0x201;
+constexpr uint32_t kStreamB = 0x101;
+
 Hosts MakeHosts(bool v6) {
   Hosts h{};
   FrameInfo f;
@@ -67,6 +75,7 @@ void AddConversation(bool v6, std::vector<SamplePacket>* out) {
     s.payload = std::move(payload);
     out->push_back(std::move(s));
   };
+  // Requests go from A's stream to B's; responses (READ_RESP, ATOMIC_RESP) back.
   auto data = [](PacketType t, uint32_t psn, uint32_t stream, uint32_t msn, uint32_t len,
                  uint32_t off) {
     Packet p;
@@ -78,18 +87,45 @@ void AddConversation(bool v6, std::vector<SamplePacket>* out) {
     p.data.msn = msn;
     p.data.msg_len = len;
     p.data.msg_offset = off;
+    p.data.src_stream = stream == kStreamB ? kStreamA : kStreamB;
     return p;
   };
 
+  // A's first CONN_REQ carries no cookie; B answers CONN_RETRY with one and
+  // keeps no state; A repeats the request with the cookie; B accepts.
   Packet req;
   req.type = PacketType::kConnReq;
-  req.conn = {h.conn_at_a, 0x5eed1234, 0, 0, ConnReason::kNone, 8, 4096, 0, kDefaultUdpPort};
+  req.conn = {.src_conn_id = h.conn_at_a,
+              .nonce = 0x5eed1234,
+              .min_version = kVersion,
+              .max_version = kVersion,
+              .num_paths = 8,
+              .max_payload = 4096,
+              .udp_port = kDefaultUdpPort,
+              .incarnation = kIncarnationA,
+              .stream_window = config::kStreamWindowMsgs};
   add("conn_req", true, 0, req);
   // CONN_REQ goes out before A knows B's id.
   out->back().packet.dst_conn_id = 0;
-  Packet acc;
+  Packet retry;
+  retry.type = PacketType::kConnRetry;
+  retry.conn = {.src_conn_id = h.conn_at_b,
+                .nonce = 0x5eed1234,
+                .min_version = kVersion,
+                .max_version = kVersion,
+                .num_paths = 8,
+                .max_payload = 4096,
+                .udp_port = kDefaultUdpPort,
+                .incarnation = kIncarnationB,
+                .cookie = kCookie,
+                .stream_window = config::kStreamWindowMsgs};
+  add("conn_retry", false, 0, retry);
+  req.conn.cookie = kCookie;
+  add("conn_req_cookie", true, 0, req);
+  out->back().packet.dst_conn_id = 0;
+  Packet acc = retry;
   acc.type = PacketType::kConnAccept;
-  acc.conn = {h.conn_at_b, 0x5eed1234, 0, 0, ConnReason::kNone, 8, 4096, 0, kDefaultUdpPort};
+  acc.conn.cookie = 0;
   add("conn_accept", false, 0, acc);
 
   Packet probe;
@@ -102,7 +138,7 @@ void AddConversation(bool v6, std::vector<SamplePacket>* out) {
   add("probe_reply", false, 3, reply);
 
   // A 6000-byte WRITE on stream 0x101 (B's QP), sprayed over paths 0 and 1.
-  Packet w = data(PacketType::kWrite, 100, 0x101, 0, 6000, 0);
+  Packet w = data(PacketType::kWrite, 100, kStreamB, 0, 6000, 0);
   w.data.rkey = 0x0badcafe;
   w.data.va = 0x00007f0012340000;
   add("write_first", true, 0, w, Pattern(4096, 1));
@@ -111,7 +147,7 @@ void AddConversation(bool v6, std::vector<SamplePacket>* out) {
   w.flags = flags::kAckReq;
   add("write_last", true, 1, w, Pattern(1904, 2));
 
-  Packet wi = data(PacketType::kWriteImm, 101, 0x101, 1, 64, 0);
+  Packet wi = data(PacketType::kWriteImm, 101, kStreamB, 1, 64, 0);
   wi.flags = flags::kAckReq | flags::kSolicited;
   wi.data.rkey = 0x0badcafe;
   wi.data.va = 0x00007f0012341000;
@@ -119,39 +155,39 @@ void AddConversation(bool v6, std::vector<SamplePacket>* out) {
   wi.data.imm = 0xdeadbeef;
   add("write_imm", true, 0, wi, Pattern(64, 3));
 
-  Packet s = data(PacketType::kSend, 201, 0x101, 2, 100, 0);
+  Packet s = data(PacketType::kSend, 201, kStreamB, 2, 100, 0);
   s.data.recv_seq = 1;
   s.flags = flags::kRetransmit;
   add("send", true, 1, s, Pattern(100, 4));
 
-  Packet si = data(PacketType::kSendImm, 102, 0x101, 3, 0, 0);
+  Packet si = data(PacketType::kSendImm, 102, kStreamB, 3, 0, 0);
   si.data.recv_seq = 2;
   si.data.imm = 0x01020304;
   si.flags = flags::kSolicited | flags::kAckReq;
   add("send_imm_empty", true, 0, si);
 
-  Packet rr = data(PacketType::kReadReq, 202, 0x101, 4, 8192, 0);
+  Packet rr = data(PacketType::kReadReq, 202, kStreamB, 4, 8192, 0);
   rr.data.rkey = 0x11223344;
   rr.data.va = 0x0000100000002000;
   add("read_req", true, 1, rr);
 
-  Packet resp = data(PacketType::kReadResp, 7000, 0x201, 4, 8192, 4096);
+  Packet resp = data(PacketType::kReadResp, 7000, kStreamA, 4, 8192, 4096);
   add("read_resp", false, 2, resp, Pattern(4096, 5));
 
-  Packet fa = data(PacketType::kAtomicFetchAdd, 103, 0x101, 5, 8, 0);
+  Packet fa = data(PacketType::kAtomicFetchAdd, 103, kStreamB, 5, 8, 0);
   fa.data.rkey = 0x55667788;
   fa.data.va = 0x0000100000003000;
   fa.data.operand0 = 5;
   add("atomic_fa", true, 0, fa);
 
-  Packet cs = data(PacketType::kAtomicCompSwap, 203, 0x101, 6, 8, 0);
+  Packet cs = data(PacketType::kAtomicCompSwap, 203, kStreamB, 6, 8, 0);
   cs.data.rkey = 0x55667788;
   cs.data.va = 0x0000100000003008;
   cs.data.operand0 = 0x1111111111111111;
   cs.data.operand1 = 0x2222222222222222;
   add("atomic_cs", true, 1, cs);
 
-  Packet ar = data(PacketType::kAtomicResp, 7001, 0x201, 5, 8, 0);
+  Packet ar = data(PacketType::kAtomicResp, 7001, kStreamA, 5, 8, 0);
   ar.data.orig = 0x8000000000000001;
   add("atomic_resp", false, 2, ar);
 
@@ -169,7 +205,7 @@ void AddConversation(bool v6, std::vector<SamplePacket>* out) {
   ack.ack.sack[0] = 0x1;         // PSN 104
   ack.ack.sack[3] = 1ull << 63;  // PSN 103 + 256, the far edge of the bitmap
   ack.ack.num_stream_acks = 2;
-  ack.ack.stream_acks[0] = {0x201, 2};
+  ack.ack.stream_acks[0] = {kStreamA, 2};
   ack.ack.stream_acks[1] = {0x202, 17};
   add("ack_sack", false, 0, ack);
 
@@ -180,21 +216,54 @@ void AddConversation(bool v6, std::vector<SamplePacket>* out) {
   ack2.ack.rx_pkts = 4;
   add("ack_plain", false, 1, ack2);
 
+  // Message probe: every chunk of the WRITE was acknowledged on its path but no
+  // stream ACK passed MSN 0, so A sends its last chunk again, flagged.
+  Packet probe_w = w;
+  probe_w.data.psn = 204;
+  probe_w.data.una_psn = 204;
+  probe_w.data.tx_ts_ns = 1000000 + 204 * 250;
+  probe_w.flags = flags::kAckReq | flags::kRetransmit | flags::kMsgProbe;
+  add("write_probe", true, 1, probe_w, Pattern(1904, 2));
+
+  // B had dropped the WRITE's first chunk (4096 bytes) before placing it.
+  Packet resend;
+  resend.type = PacketType::kNak;
+  resend.nak = {.stream_id = kStreamA,
+                .msn = 0,
+                .psn = 204,
+                .code = NakCode::kResend,
+                .detail = static_cast<uint8_t>(NakDetail::kNotPlaced),
+                .first_chunk = 0,
+                .num_chunks = 1};
+  add("nak_resend", false, 1, resend);
+
   Packet nak;
   nak.type = PacketType::kNak;
-  nak.nak = {0x201, 7, 204, NakCode::kRemoteAccess, static_cast<uint8_t>(NakDetail::kBadRkey), 0};
+  nak.nak = {kStreamA, 7, 204, NakCode::kRemoteAccess, static_cast<uint8_t>(NakDetail::kBadRkey),
+             0};
   add("nak_access", false, 1, nak);
   Packet rnr = nak;
-  rnr.nak = {0x201, 3, 102, NakCode::kReceiverNotReady, 0, 50};
+  rnr.nak = {kStreamA, 3, 102, NakCode::kReceiverNotReady, 0, 50};
   add("nak_rnr", false, 0, rnr);
 
+  // In REJECT and CLOSE the parameters are informational and the cookie is 0.
   Packet rej;
   rej.type = PacketType::kConnReject;
-  rej.conn = {h.conn_at_b, 0x5eed1234, 0, 0, ConnReason::kNoResources, 0, 0, 0};
+  rej.conn = {.src_conn_id = h.conn_at_b,
+              .nonce = 0x5eed1234,
+              .min_version = kVersion,
+              .max_version = kVersion,
+              .reason = ConnReason::kNoResources,
+              .incarnation = kIncarnationB};
   add("conn_reject", false, 0, rej);
   Packet close;
   close.type = PacketType::kConnClose;
-  close.conn = {h.conn_at_a, 0x5eed1234, 0, 0, ConnReason::kShutdown, 0, 0, 0};
+  close.conn = {.src_conn_id = h.conn_at_a,
+                .nonce = 0x5eed1234,
+                .min_version = kVersion,
+                .max_version = kVersion,
+                .reason = ConnReason::kShutdown,
+                .incarnation = kIncarnationA};
   add("conn_close", true, 0, close);
 }
 
@@ -205,7 +274,10 @@ std::vector<SamplePacket> SampleConversation() {
   AddConversation(false, &out);
   AddConversation(true, &out);
   // One VLAN-tagged, CE-marked frame so the dissector and parser see both.
-  SamplePacket tagged = out[out.size() / 2 + 4];
+  SamplePacket tagged;
+  for (const SamplePacket& s : out) {
+    if (s.name == "v6_write_first") tagged = s;
+  }
   tagged.name = "v6_write_first_vlan_ce";
   tagged.frame.has_vlan = true;
   tagged.frame.vlan_tci = 0x6064;  // PCP 3, VLAN 100

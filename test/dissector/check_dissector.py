@@ -15,6 +15,11 @@ reference. The checks, each printing one summary line:
               (besides flag bits, reserved bytes and metaroce.crc.status)
   crc         metaroce.crc.status is "good" and there is no expert info
   info        the Info column starts with the type name and shows the path
+  v1          the sample has every v1 feature (CONN_RETRY with a cookie, NAK RESEND,
+              MSG_PROBE) and every frame shows its type's v1 fields; the flag bits
+              match metaroce.flags
+  rules       datagrams breaking one v1 field rule each (CRC resealed) get the
+              expert info for that rule, and show the offending value
   port        the dissector follows the metaroce.udp_port preference
   bad_crc     one flipped payload byte makes metaroce.crc.status "bad", with expert info
   malformed   truncated and malformed datagrams are marked malformed, without a Lua error
@@ -44,6 +49,24 @@ BYTES_KEYS = {"metaroce.ack.sack", "metaroce.payload"}
 # Fields the dissector may show that mr-decode does not print.
 EXTRA_OK = {"metaroce.crc.status", "metaroce.reserved"}
 EXTRA_OK_PREFIXES = ("metaroce.flags.",)
+# Fields wire v1 added, by the class of packet that carries them (doc/spec.md 4).
+V1_FIELDS = {
+    "data": ("metaroce.src_stream",),
+    "nak": ("metaroce.nak.first_chunk", "metaroce.nak.num_chunks"),
+    "conn": ("metaroce.conn.incarnation", "metaroce.conn.cookie", "metaroce.conn.stream_window"),
+}
+DATA_TYPES = {"WRITE", "WRITE_IMM", "SEND", "SEND_IMM", "READ_REQ", "READ_RESP", "ATOMIC_FA",
+              "ATOMIC_CS", "ATOMIC_RESP"}
+REQUEST_TYPES = DATA_TYPES - {"READ_RESP", "ATOMIC_RESP"}
+# Flag bits: (tshark field, mask).
+FLAG_BITS = (("metaroce.flags.ack_req", 0x01), ("metaroce.flags.solicited", 0x02),
+             ("metaroce.flags.retransmit", 0x04), ("metaroce.flags.ece", 0x08),
+             ("metaroce.flags.sack", 0x10), ("metaroce.flags.msg_probe", 0x20))
+FLAG_MSG_PROBE = 0x20
+NAK_RESEND = 5
+MAX_MESSAGE_BYTES = 1 << 31
+# Offsets in the MetaRoCE datagram (common header 12 bytes, then the type header).
+BODY = 12
 # Expert infos that mark a MetaRoCE packet as malformed.
 MALFORMED_EXPERTS = {
     "metaroce.expert.truncated",
@@ -140,6 +163,24 @@ def udp_datagram(frame):
     udp, _ = udp_header_offset(frame)
     udp_len = struct.unpack(">H", frame[udp + 4:udp + 6])[0]
     return udp + 8, frame[udp + 8:udp + udp_len]
+
+
+def crc32c(data):
+    """CRC-32C (Castagnoli), as the MetaRoCE trailer."""
+    crc = 0xFFFFFFFF
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ 0x82F63B78 if crc & 1 else crc >> 1
+    return crc ^ 0xFFFFFFFF
+
+
+def edited(datagram, off, fmt, value):
+    """The datagram with one big-endian field replaced and the CRC resealed."""
+    b = bytearray(datagram)
+    struct.pack_into(">" + fmt, b, off, value)
+    b[-4:] = struct.pack(">I", crc32c(bytes(b[:-4])))
+    return bytes(b)
 
 
 def ipv4_checksum(header):
@@ -269,6 +310,16 @@ def tshark_int(text):
     if t.lower().startswith("0x"):
         return int(t[2:], 16)
     return int(t, 10)
+
+
+def tshark_bool(text):
+    """A boolean (flag bit) as tshark -T json prints it: 1/0 or True/False."""
+    t = text.strip().lower()
+    if t in ("true", "1"):
+        return 1
+    if t in ("false", "0"):
+        return 0
+    return tshark_int(t)
 
 
 def same_value(key, want, got):
@@ -402,7 +453,8 @@ def malformed_variants(records, ref):
         for k in sorted(x for x in lengths if 0 < x < len(dg)):
             variants.append((f"{name} cut to {k} of {len(dg)} bytes", dg[:k], cut))
         variants.append((f"{name} + 1 byte", dg + b"\0", {"metaroce.expert.bad_length"}))
-        variants.append((f"{name} version 1", b"\x01" + dg[1:], {"metaroce.expert.bad_version"}))
+        variants.append((f"{name} version 0", b"\x00" + dg[1:], {"metaroce.expert.bad_version"}))
+        variants.append((f"{name} version 2", b"\x02" + dg[1:], {"metaroce.expert.bad_version"}))
         variants.append((f"{name} type 0x7f", dg[:1] + b"\x7f" + dg[2:],
                          {"metaroce.expert.bad_type"}))
         plen = struct.unpack(">H", dg[10:12])[0]
@@ -417,6 +469,120 @@ def malformed_variants(records, ref):
             v = dg[:2] + struct.pack(">H", flags) + dg[4:]
             variants.append((f"{name} SACK flag toggled", v, {"metaroce.expert.bad_ack_ext"}))
     return variants
+
+
+def frame_class(rec):
+    name = rec["metaroce.type_name"]
+    if name in DATA_TYPES:
+        return "data"
+    if name == "NAK":
+        return "nak"
+    if name.startswith("CONN_"):
+        return "conn"
+    return None
+
+
+def check_v1(ref, decoded):
+    """The sample exercises every v1 addition and the dissector shows each of them."""
+    errors = []
+    names = {r["metaroce.type_name"] for r in ref}
+    if "CONN_RETRY" not in names:
+        errors.append("the sample has no CONN_RETRY")
+    retries = [r for r in ref if r["metaroce.type_name"] == "CONN_RETRY"]
+    cookies = {r["metaroce.conn.cookie"] for r in retries}
+    if any(c == 0 for c in cookies):
+        errors.append("a sample CONN_RETRY has cookie 0")
+    echoed = [r for r in ref if r["metaroce.type_name"] == "CONN_REQ"
+              and r["metaroce.conn.cookie"] in cookies]
+    if not echoed:
+        errors.append("no sample CONN_REQ repeats the cookie of a CONN_RETRY")
+    if not any(r.get("metaroce.nak.code") == NAK_RESEND for r in ref):
+        errors.append("the sample has no NAK RESEND")
+    if not any(r["metaroce.flags"] & FLAG_MSG_PROBE for r in ref):
+        errors.append("the sample has no data packet with MSG_PROBE")
+    for rec in ref:
+        n = rec["frame"]
+        where = f"frame {n} ({rec['metaroce.type_name']})"
+        cls = frame_class(rec)
+        for key in V1_FIELDS.get(cls, ()):
+            if key not in rec:
+                errors.append(f"{where}: mr-decode does not print {key}")
+        if rec["metaroce.version"] != 1:
+            errors.append(f"{where}: version {rec['metaroce.version']}, expected 1")
+        d = decoded.get(n)
+        if d is None or not d.present:
+            continue
+        flags = rec["metaroce.flags"]
+        for key, mask in FLAG_BITS:
+            got = d.fields.get(key)
+            if got is None:
+                errors.append(f"{where}: tshark shows no {key}")
+            elif tshark_bool(got[0]) != (1 if flags & mask else 0):
+                errors.append(f"{where}: {key} is {got[0]}, flags are 0x{flags:04x}")
+    return errors
+
+
+def rule_variants(records, ref):
+    """(description, datagram, expert, (field, value)) breaking one v1 rule each."""
+    by_name = {}
+    for rec in ref:
+        if rec["ip.version"] != 4:
+            continue
+        frame = records[rec["frame"] - 1].data
+        if udp_header_offset(frame)[0] != 34:
+            continue
+        _, dg = udp_datagram(frame)
+        key = rec["metaroce.type_name"]
+        if key == "NAK":
+            key = f"NAK/{rec['metaroce.nak.code']}"
+        if key in DATA_TYPES and rec["metaroce.flags"] & FLAG_MSG_PROBE:
+            key += "/probe"
+        by_name.setdefault(key, dg)
+    want = ["WRITE", "READ_RESP", "ATOMIC_FA", "NAK/1", f"NAK/{NAK_RESEND}", "CONN_REQ",
+            "CONN_ACCEPT", "CONN_REJECT", "CONN_CLOSE", "CONN_RETRY"]
+    missing = [k for k in want if k not in by_name]
+    if missing:
+        fail(f"the untagged IPv4 sample frames lack {missing}")
+    bad_value, reserved = "metaroce.expert.bad_value", "metaroce.expert.reserved"
+    too_long, bad_range = "metaroce.expert.message_too_long", "metaroce.expert.bad_resend_range"
+    out = []
+    for t in ("WRITE", "READ_RESP", "ATOMIC_FA"):
+        dg = by_name[t]
+        out.append((f"{t} msg_len 2^31+1", edited(dg, BODY + 20, "I", MAX_MESSAGE_BYTES + 1),
+                    too_long, ("metaroce.msg_len", MAX_MESSAGE_BYTES + 1)))
+        out.append((f"{t} src_stream 0", edited(dg, BODY + 28, "I", 0), bad_value,
+                    ("metaroce.src_stream", 0)))
+    dg = by_name["READ_RESP"]
+    flags = struct.unpack(">H", dg[2:4])[0] | FLAG_MSG_PROBE
+    out.append(("READ_RESP with MSG_PROBE", edited(dg, 2, "H", flags), "metaroce.expert.bad_flags",
+                ("metaroce.flags.msg_probe", 1)))
+    dg = by_name[f"NAK/{NAK_RESEND}"]
+    out.append(("NAK RESEND num_chunks 0", edited(dg, BODY + 20, "I", 0), bad_range,
+                ("metaroce.nak.num_chunks", 0)))
+    out.append(("NAK RESEND first_chunk 2^32-1", edited(dg, BODY + 16, "I", 0xFFFFFFFF),
+                bad_range, ("metaroce.nak.first_chunk", 0xFFFFFFFF)))
+    out.append(("NAK RESEND rnr_delay 1", edited(dg, BODY + 14, "H", 1), reserved,
+                ("metaroce.nak.rnr_delay", 1)))
+    dg = by_name["NAK/1"]
+    out.append(("NAK RNR first_chunk 3", edited(dg, BODY + 16, "I", 3), reserved,
+                ("metaroce.nak.first_chunk", 3)))
+    out.append(("NAK RNR num_chunks 3", edited(dg, BODY + 20, "I", 3), reserved,
+                ("metaroce.nak.num_chunks", 3)))
+    for t in ("CONN_REQ", "CONN_ACCEPT", "CONN_REJECT", "CONN_CLOSE", "CONN_RETRY"):
+        out.append((f"{t} incarnation 0", edited(by_name[t], BODY + 24, "Q", 0), bad_value,
+                    ("metaroce.conn.incarnation", 0)))
+        out.append((f"{t} reserved word", edited(by_name[t], BODY + 44, "I", 1), reserved, None))
+    for t in ("CONN_REQ", "CONN_ACCEPT"):
+        out.append((f"{t} stream_window 0", edited(by_name[t], BODY + 40, "I", 0), bad_value,
+                    ("metaroce.conn.stream_window", 0)))
+    for t in ("CONN_ACCEPT", "CONN_REJECT", "CONN_CLOSE"):
+        out.append((f"{t} with a cookie", edited(by_name[t], BODY + 32, "Q", 0x1234), reserved,
+                    ("metaroce.conn.cookie", 0x1234)))
+    out.append(("CONN_RETRY cookie 0", edited(by_name["CONN_RETRY"], BODY + 32, "Q", 0),
+                bad_value, ("metaroce.conn.cookie", 0)))
+    out.append(("CONN_RETRY reason 2", edited(by_name["CONN_RETRY"], BODY + 10, "B", 2),
+                bad_value, ("metaroce.conn.reason", 2)))
+    return out
 
 
 def main(argv):
@@ -481,6 +647,46 @@ def main(argv):
         if errors:
             fail("Info column:\n  " + "\n  ".join(errors))
         report("info", f"Info column names type and path in all {len(ref)} frames")
+
+        errors = check_v1(ref, decoded)
+        if errors:
+            fail("wire v1 fields:\n  " + "\n  ".join(errors))
+        report("v1", "CONN_RETRY, NAK RESEND and MSG_PROBE in the sample; src_stream, "
+                     "first_chunk/num_chunks, incarnation/cookie/stream_window and "
+                     "flags.msg_probe shown")
+
+        rules = rule_variants(records, ref)
+        rrecords = []
+        for _, dg, _, _ in rules:
+            data = with_datagram(records[ref[0]["frame"] - 1].data, dg)
+            rrecords.append(records[0]._replace(data=data, orig_len=len(data)))
+        rpcap = os.path.join(tmp, "rules.pcap")
+        write_pcap(rpcap, file_header, endian, rrecords)
+        got = ts.frames(rpcap)
+        errors = []
+        for i, (desc, _, expert, shown) in enumerate(rules, start=1):
+            d = got.get(i)
+            if d is None or not d.present:
+                errors.append(f"{desc}: not dissected as MetaRoCE")
+            elif d.lua_errors:
+                errors.append(f"{desc}: {d.lua_errors[0]}")
+            elif d.status() != "good":
+                errors.append(f"{desc}: crc.status {d.status()!r}, expected 'good'")
+            elif expert not in d.experts:
+                errors.append(f"{desc}: no {expert} (got {d.experts} {d.expert_messages})")
+            elif d.malformed:
+                errors.append(f"{desc}: marked malformed; a field rule is not a framing error")
+            elif shown is not None:
+                key, value = shown
+                vals = d.fields.get(key)
+                conv = tshark_bool if key.startswith("metaroce.flags.") else tshark_int
+                if not vals or conv(vals[0]) != value:
+                    errors.append(f"{desc}: {key} shows {vals}, expected {value}")
+        if errors:
+            fail(f"{len(errors)} of {len(rules)} rule violations mishandled:\n  "
+                 + "\n  ".join(errors))
+        report("rules", f"{len(rules)} datagrams breaking one v1 rule each get that rule's "
+                        "expert info")
 
         moved = os.path.join(tmp, "port.pcap")
         write_pcap(moved, file_header, endian,
@@ -561,11 +767,12 @@ def main(argv):
 
         cuts = []
         for rec in ref:
-            if rec["metaroce.type_name"] not in ("WRITE", "ACK", "CONN_REQ"):
+            if rec["metaroce.type_name"] not in ("WRITE", "ACK", "NAK", "CONN_REQ", "CONN_RETRY"):
                 continue
             full = records[rec["frame"] - 1].data
             start, dg = udp_datagram(full)
-            for k in (1, 2, 5, 11, 12, 13, 20, 36, 40, 47, 48, 60, len(dg) - 4, len(dg) - 1):
+            for k in (1, 2, 5, 11, 12, 13, 20, 36, 40, 43, 44, 47, 48, 56, 59, 60, 64,
+                      len(dg) - 4, len(dg) - 1):
                 if 0 < k < len(dg):
                     cuts.append((f"frame {rec['frame']} ({rec['metaroce.type_name']}, "
                                  f"ip v{rec['ip.version']}) captured to {k} of {len(dg)} bytes",

@@ -60,6 +60,7 @@ inline std::vector<uint8_t> MakeFrame(const FrameSpec& s) {
   p.path_id = 1;
   p.data.psn = s.seq;
   p.data.stream_id = 3;
+  p.data.src_stream = 4;
   p.data.msg_len = static_cast<uint32_t>(payload_len);
   p.data.rkey = 0x1234;
   p.data.va = 0x10000;

@@ -100,6 +100,7 @@ class WorkloadEndpoint : public Endpoint {
       p.type = wire::PacketType::kWrite;
       p.dst_conn_id = 1;
       p.data.stream_id = 1;
+      p.data.src_stream = 1;
       p.data.msg_len = static_cast<uint32_t>(payload.size());
       p.payload = payload;
       t.resize(bytes + 64);

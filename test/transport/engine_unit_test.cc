@@ -26,6 +26,8 @@ using wire::Packet;
 using wire::PacketType;
 
 constexpr uint32_t kPeerConnId = 0x5eed0001;
+constexpr uint64_t kPeerIncarnation = 0x1ca7'0000'0000'0001;
+constexpr uint32_t kPeerStreamWindow = 1024;
 constexpr uint32_t kPeerQpn = 0x4242;
 constexpr uint16_t kPeerPaths = 4;
 constexpr uint16_t kPeerPort = 50123;
@@ -57,6 +59,8 @@ EngineConfig BaseConfig() {
   cfg.ack_delay_ns = 5'000;
   cfg.path_fail_timeouts = 3;
   cfg.path_probe_interval_ns = 200'000;
+  // A SACK gap is loss at once here; ReorderWithinTheWindowIsNotLoss tests the tolerance.
+  cfg.reorder_window_ns = 0;
   cfg.seed = 7;
   return cfg;
 }
@@ -119,6 +123,8 @@ class EngineUnitTest : public ::testing::Test {
       acc.conn.num_paths = kPeerPaths;
       acc.conn.max_payload = static_cast<uint16_t>(kPayload);
       acc.conn.udp_port = wire::kDefaultUdpPort;
+      acc.conn.incarnation = kPeerIncarnation;
+      acc.conn.stream_window = kPeerStreamWindow;
       Feed(acc);
     } else {
       Packet req;
@@ -128,6 +134,20 @@ class EngineUnitTest : public ::testing::Test {
       req.conn.num_paths = kPeerPaths;
       req.conn.max_payload = static_cast<uint16_t>(kPayload);
       req.conn.udp_port = wire::kDefaultUdpPort;
+      req.conn.incarnation = kPeerIncarnation;
+      req.conn.stream_window = kPeerStreamWindow;
+      req.conn.min_version = req.conn.max_version = wire::kVersion;
+      // The first request only earns a cookie; the engine keeps no state for it.
+      Feed(req);
+      std::vector<Packet> retry = Drain(now_);
+      ASSERT_EQ(retry.size(), 1u);
+      ASSERT_EQ(retry[0].type, PacketType::kConnRetry);
+      ASSERT_EQ(retry[0].dst_conn_id, kPeerConnId);
+      ASSERT_EQ(retry[0].conn.nonce, req.conn.nonce);
+      ASSERT_NE(retry[0].conn.cookie, 0u);
+      ASSERT_TRUE(eng_->GetConnections().empty());
+      req.conn.cookie = retry[0].conn.cookie;
+      conn_req_ = req;
       Feed(req);
       ASSERT_TRUE(eng_->ConnectQp(qpn_, peer, kPeerQpn).ok());
       std::vector<Packet> out = Drain(now_);
@@ -202,6 +222,7 @@ class EngineUnitTest : public ::testing::Test {
     p.data.una_psn = una;
     p.data.tx_ts_ns = static_cast<uint32_t>(now_);
     p.data.stream_id = qpn_;
+    p.data.src_stream = kPeerQpn;
     p.data.msn = msn;
     return p;
   }
@@ -976,7 +997,20 @@ TEST_F(EngineNakTest, WriteWithBadRkey) {
   // Same region index, another tag: a key that is not this region's.
   ExpectWriteRefused(Addr(0), mr_.rkey ^ 0x00010000, wire::NakDetail::kBadRkey);
   ASSERT_FALSE(HasFailure());
-  // A key of a region in another PD is just as bad.
+  // As in verbs, the responder's QP is now in error: a later WRITE with a
+  // good key is refused (stream in error) and not placed.
+  EXPECT_EQ(eng_->GetQpState(qpn_), QpState::kError);
+  FeedWrite(0, 1, 1, 1);
+  const std::vector<Packet> later = OfType(Drain(now_), PacketType::kNak);
+  ASSERT_EQ(later.size(), 1u);
+  EXPECT_EQ(later[0].nak.code, wire::NakCode::kInvalidRequest);
+  EXPECT_EQ(later[0].nak.detail, static_cast<uint8_t>(wire::NakDetail::kStreamInError));
+  EXPECT_FALSE(WritePlaced(1));
+}
+
+TEST_F(EngineNakTest, WriteWithKeyOfAnotherPd) {
+  ASSERT_NO_FATAL_FAILURE(Start(BaseConfig()));
+  // A key of a region in another PD is as bad as a wrong one.
   const uint32_t pd2 = *eng_->AllocPd();
   auto mr2 =
       eng_->RegMr(pd2, reinterpret_cast<uint64_t>(guard_.data()), guard_.size(), access::kAll);

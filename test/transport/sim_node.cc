@@ -17,6 +17,14 @@ SimNode::SimNode(sim::Host* host, transport::EngineConfig cfg) : host_(host) {
   cfg.local_ip = host->ipv4();
   cfg.local_mac = host->mac();
   cfg.framing = transport::Framing::kEthernet;
+  if (cfg.seed == 0) cfg.seed = 1;  // simulations are reproducible
+  if (cfg.incarnation == 0) {
+    // Reproducible too, and new for each engine attached to this host (a
+    // restarted one): the seed, the host and how many came before it.
+    cfg.incarnation = (cfg.seed * 0x9e3779b97f4a7c15ull) ^ (uint64_t{host->ipv4().bytes[3]} << 48) ^
+                      (host->attachments() + 1);
+    if (cfg.incarnation == 0) cfg.incarnation = 1;
+  }
   auto e = transport::Engine::Create(cfg, &mem_);
   if (!e.ok()) {
     std::fprintf(stderr, "SimNode: %s\n", std::string(e.status().message()).c_str());

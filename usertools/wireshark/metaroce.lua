@@ -1,7 +1,7 @@
 -- SPDX-License-Identifier: BSD-3-Clause
 -- Copyright(c) 2026 The metaroce authors
 --
--- Wireshark dissector for MetaRoCE wire format v0 (UDP, default port 4792).
+-- Wireshark dissector for MetaRoCE wire format v1 (UDP, default port 4792).
 --
 -- Install (Wireshark/tshark 3.x or 4.x with Lua):
 --   mkdir -p ~/.local/lib/wireshark/plugins
@@ -27,12 +27,14 @@
 -- Field names match the keys "mr-decode --json" prints.
 
 local DEFAULT_PORT = 4792
-local VERSION = 0
+local VERSION = 1
 local COMMON_BYTES = 12
 local CRC_BYTES = 4
 local SACK_BYTES = 32
 local STREAM_ACK_BYTES = 8
 local MAX_STREAM_ACKS = 8
+local MAX_MESSAGE_BYTES = 2147483648 -- 2^31 (kMaxMessageBytes)
+local U32_MAX = 4294967295
 
 local proto = Proto("metaroce", "MetaRoCE")
 
@@ -57,6 +59,7 @@ local TYPE_NAMES = {
     [0x31] = "CONN_ACCEPT",
     [0x32] = "CONN_REJECT",
     [0x33] = "CONN_CLOSE",
+    [0x34] = "CONN_RETRY",
 }
 
 local NAK_CODE_NAMES = {
@@ -64,7 +67,9 @@ local NAK_CODE_NAMES = {
     [2] = "REMOTE_ACCESS",
     [3] = "INVALID_REQUEST",
     [4] = "REMOTE_OPERATION",
+    [5] = "RESEND",
 }
+local NAK_RNR, NAK_RESEND = 1, 5
 
 local NAK_DETAIL_NAMES = {
     [0] = "NONE",
@@ -77,6 +82,7 @@ local NAK_DETAIL_NAMES = {
     [7] = "MISALIGNED_ATOMIC",
     [8] = "STREAM_IN_ERROR",
     [9] = "RESOURCE_EXHAUSTED",
+    [10] = "NOT_PLACED",
 }
 
 local CONN_REASON_NAMES = {
@@ -99,17 +105,21 @@ local TYPE_CLASS = {
     [0x11] = CLASS_NAK,
     [0x20] = CLASS_PROBE, [0x21] = CLASS_PROBE,
     [0x30] = CLASS_CONN, [0x31] = CLASS_CONN, [0x32] = CLASS_CONN,
-    [0x33] = CLASS_CONN,
+    [0x33] = CLASS_CONN, [0x34] = CLASS_CONN,
 }
 
 -- Bytes between the common header and the payload region.
+local DATA_HDR_BYTES = 32
+local NAK_BYTES = 24
+local CONN_BYTES = 48
 local TYPE_HDR_BYTES = {
-    [0x01] = 40, [0x02] = 48, [0x03] = 32, [0x04] = 36, [0x05] = 40,
-    [0x06] = 28, [0x07] = 56, [0x08] = 56, [0x09] = 36,
+    [0x01] = 44, [0x02] = 52, [0x03] = 36, [0x04] = 40, [0x05] = 44,
+    [0x06] = 32, [0x07] = 60, [0x08] = 60, [0x09] = 40,
     [0x10] = 28,
-    [0x11] = 16,
+    [0x11] = NAK_BYTES,
     [0x20] = 8, [0x21] = 8,
-    [0x30] = 24, [0x31] = 24, [0x32] = 24, [0x33] = 24,
+    [0x30] = CONN_BYTES, [0x31] = CONN_BYTES, [0x32] = CONN_BYTES, [0x33] = CONN_BYTES,
+    [0x34] = CONN_BYTES,
 }
 
 local HAS_RDMA_TARGET = {
@@ -121,12 +131,18 @@ local IS_ATOMIC_REQUEST = { [0x07] = true, [0x08] = true }
 local CARRIES_PAYLOAD = {
     [0x01] = true, [0x02] = true, [0x03] = true, [0x04] = true, [0x06] = true,
 }
+-- Data types a requester sends (not READ/ATOMIC responses): may carry MSG_PROBE.
+local IS_REQUEST = {
+    [0x01] = true, [0x02] = true, [0x03] = true, [0x04] = true, [0x05] = true,
+    [0x07] = true, [0x08] = true,
+}
 
 local FLAG_ACK_REQ = 0x0001
 local FLAG_SOLICITED = 0x0002
 local FLAG_RETRANSMIT = 0x0004
 local FLAG_ECE = 0x0008
 local FLAG_SACK = 0x0010
+local FLAG_MSG_PROBE = 0x0020
 
 local function allowed_flags(ptype)
     local cls = TYPE_CLASS[ptype]
@@ -134,6 +150,9 @@ local function allowed_flags(ptype)
         local f = FLAG_ACK_REQ + FLAG_RETRANSMIT
         if CONSUMES_RECEIVE[ptype] then
             f = f + FLAG_SOLICITED
+        end
+        if IS_REQUEST[ptype] then
+            f = f + FLAG_MSG_PROBE
         end
         return f
     elseif cls == CLASS_ACK then
@@ -157,8 +176,10 @@ local f = {
         FLAG_RETRANSMIT),
     flag_ece = ProtoField.bool("metaroce.flags.ece", "ECN echo (ECE)", 16, nil, FLAG_ECE),
     flag_sack = ProtoField.bool("metaroce.flags.sack", "SACK bitmap present", 16, nil, FLAG_SACK),
+    flag_msg_probe = ProtoField.bool("metaroce.flags.msg_probe", "Message probe", 16, nil,
+        FLAG_MSG_PROBE),
     flag_reserved = ProtoField.uint16("metaroce.flags.reserved", "Reserved flags", base.HEX, nil,
-        0xffe0),
+        0xffc0),
     conn_id = ProtoField.uint32("metaroce.conn_id", "Destination connection ID", base.HEX),
     path_id = ProtoField.uint16("metaroce.path_id", "Path ID", base.DEC),
     payload_len = ProtoField.uint16("metaroce.payload_len", "Payload length", base.DEC),
@@ -170,6 +191,7 @@ local f = {
     msn = ProtoField.uint32("metaroce.msn", "MSN", base.DEC),
     msg_len = ProtoField.uint32("metaroce.msg_len", "Message length", base.DEC),
     msg_offset = ProtoField.uint32("metaroce.msg_offset", "Message offset", base.DEC),
+    src_stream = ProtoField.uint32("metaroce.src_stream", "Source stream ID", base.HEX),
     rkey = ProtoField.uint32("metaroce.rkey", "Remote key", base.HEX),
     va = ProtoField.uint64("metaroce.va", "Virtual address", base.HEX),
     recv_seq = ProtoField.uint32("metaroce.recv_seq", "Receive sequence", base.DEC),
@@ -197,6 +219,9 @@ local f = {
     nak_detail = ProtoField.uint8("metaroce.nak.detail", "Detail", base.DEC, NAK_DETAIL_NAMES),
     nak_rnr_delay = ProtoField.uint16("metaroce.nak.rnr_delay", "RNR delay (10 us units)",
         base.DEC),
+    nak_first_chunk = ProtoField.uint32("metaroce.nak.first_chunk", "First chunk to resend",
+        base.DEC),
+    nak_num_chunks = ProtoField.uint32("metaroce.nak.num_chunks", "Chunks to resend", base.DEC),
 
     probe_seq = ProtoField.uint32("metaroce.probe.seq", "Probe sequence", base.DEC),
     probe_ts = ProtoField.uint32("metaroce.probe.ts", "Timestamp (ns)", base.DEC),
@@ -211,6 +236,11 @@ local f = {
     conn_max_payload = ProtoField.uint16("metaroce.conn.max_payload", "Maximum payload", base.DEC),
     conn_capabilities = ProtoField.uint32("metaroce.conn.capabilities", "Capabilities", base.HEX),
     conn_udp_port = ProtoField.uint16("metaroce.conn.udp_port", "Receive UDP port", base.DEC),
+    conn_incarnation = ProtoField.uint64("metaroce.conn.incarnation", "Engine incarnation",
+        base.HEX),
+    conn_cookie = ProtoField.uint64("metaroce.conn.cookie", "Cookie", base.HEX),
+    conn_stream_window = ProtoField.uint32("metaroce.conn.stream_window",
+        "Stream window (messages)", base.DEC),
 
     reserved = ProtoField.bytes("metaroce.reserved", "Reserved"),
     payload = ProtoField.bytes("metaroce.payload", "Payload"),
@@ -248,6 +278,10 @@ local ef = {
         expert.group.PROTOCOL, expert.severity.WARN),
     payload_not_allowed = ProtoExpert.new("metaroce.expert.payload_not_allowed",
         "Payload not allowed for this type", expert.group.PROTOCOL, expert.severity.WARN),
+    message_too_long = ProtoExpert.new("metaroce.expert.message_too_long",
+        "Message longer than 2 GiB", expert.group.PROTOCOL, expert.severity.WARN),
+    bad_resend_range = ProtoExpert.new("metaroce.expert.bad_resend_range",
+        "NAK RESEND chunk range is empty or wraps", expert.group.PROTOCOL, expert.severity.WARN),
     unverified_crc = ProtoExpert.new("metaroce.expert.unverified_crc",
         "CRC-32C not verified: packet not fully captured",
         expert.group.CHECKSUM, expert.severity.NOTE),
@@ -383,14 +417,15 @@ end
 local function dissect_data(rd, tvb, tree, ctx)
     local ptype = ctx.ptype
     local info = ctx.info
-    local t = subtree(tree, tvb, rd.off, 28, "Data header")
+    local t = subtree(tree, tvb, rd.off, DATA_HDR_BYTES, "Data header")
     local _, psn = rd:uint(t, f.psn, 4)
     local _, una = rd:uint(t, f.una_psn, 4)
     rd:uint(t, f.tx_ts, 4)
     local _, stream = rd:uint(t, f.stream_id, 4)
     local _, msn = rd:uint(t, f.msn, 4)
-    local _, msg_len = rd:uint(t, f.msg_len, 4)
+    local msg_len_item, msg_len = rd:uint(t, f.msg_len, 4)
     local _, msg_offset = rd:uint(t, f.msg_offset, 4)
+    local src_item, src_stream = rd:uint(t, f.src_stream, 4)
     if psn ~= nil then
         info[#info + 1] = "psn=" .. psn
     end
@@ -444,6 +479,13 @@ local function dissect_data(rd, tvb, tree, ctx)
     end
     if stream == 0 then
         tree:add_proto_expert_info(ef.bad_value, "stream_id must not be 0")
+    end
+    if src_stream == 0 then
+        src_item:add_proto_expert_info(ef.bad_value, "src_stream must not be 0")
+    end
+    if msg_len ~= nil and msg_len > MAX_MESSAGE_BYTES then
+        msg_len_item:add_proto_expert_info(ef.message_too_long,
+            string.format("msg_len %u is beyond %u bytes", msg_len, MAX_MESSAGE_BYTES))
     end
     -- una_psn must not come after psn (serial order modulo 2^32).
     if psn ~= nil and una ~= nil and (una - psn) % 4294967296 ~= 0
@@ -556,13 +598,15 @@ end
 
 local function dissect_nak(rd, tvb, tree, ctx)
     local info = ctx.info
-    local t = subtree(tree, tvb, rd.off, 16, "NAK header")
+    local t = subtree(tree, tvb, rd.off, NAK_BYTES, "NAK header")
     local _, stream = rd:uint(t, f.nak_stream_id, 4)
     local _, msn = rd:uint(t, f.nak_msn, 4)
     local _, psn = rd:uint(t, f.nak_psn, 4)
     local code_item, code = rd:uint(t, f.nak_code, 1)
     local _, detail = rd:uint(t, f.nak_detail, 1)
-    local _, rnr = rd:uint(t, f.nak_rnr_delay, 2)
+    local rnr_item, rnr = rd:uint(t, f.nak_rnr_delay, 2)
+    local first_item, first = rd:uint(t, f.nak_first_chunk, 4)
+    local num_item, num = rd:uint(t, f.nak_num_chunks, 4)
     if stream ~= nil then
         info[#info + 1] = "stream=" .. hex32(stream)
     end
@@ -582,8 +626,27 @@ local function dissect_nak(rd, tvb, tree, ctx)
             code_item:add_proto_expert_info(ef.bad_value, "unknown NAK code")
         end
     end
-    if rnr ~= nil and code == 1 then
+    if rnr ~= nil and code == NAK_RNR then
         info[#info + 1] = string.format("rnr_delay=%uus", rnr * 10)
+    elseif rnr ~= nil and rnr ~= 0 and code ~= nil then
+        rnr_item:add_proto_expert_info(ef.reserved, "rnr_delay is reserved except for RNR")
+    end
+    if code == NAK_RESEND and first ~= nil and num ~= nil then
+        info[#info + 1] = string.format("chunks=%u+%u", first, num)
+        if num == 0 then
+            num_item:add_proto_expert_info(ef.bad_resend_range, "num_chunks must be at least 1")
+        elseif first + num > U32_MAX then
+            num_item:add_proto_expert_info(ef.bad_resend_range, string.format(
+                "first_chunk %u + num_chunks %u overflows 32 bits", first, num))
+        end
+    elseif code ~= nil then
+        if first ~= nil and first ~= 0 then
+            first_item:add_proto_expert_info(ef.reserved,
+                "first_chunk is reserved except for RESEND")
+        end
+        if num ~= nil and num ~= 0 then
+            num_item:add_proto_expert_info(ef.reserved, "num_chunks is reserved except for RESEND")
+        end
     end
 end
 
@@ -600,9 +663,12 @@ local function dissect_probe(rd, tvb, tree, ctx)
     end
 end
 
+local PT_CONN_REQ, PT_CONN_ACCEPT, PT_CONN_RETRY = 0x30, 0x31, 0x34
+
 local function dissect_conn(rd, tvb, tree, ctx)
     local info = ctx.info
-    local t = subtree(tree, tvb, rd.off, 24, "Connection header")
+    local ptype = ctx.ptype
+    local t = subtree(tree, tvb, rd.off, CONN_BYTES, "Connection header")
     local _, src = rd:uint(t, f.conn_src_conn_id, 4)
     local _, nonce = rd:uint(t, f.conn_nonce, 4)
     local _, vmin = rd:uint(t, f.conn_min_version, 1)
@@ -614,6 +680,10 @@ local function dissect_conn(rd, tvb, tree, ctx)
     rd:uint(t, f.conn_capabilities, 4)
     rd:uint(t, f.conn_udp_port, 2)
     rd:reserved(t, 2)
+    local inc_item, incarnation = rd:uint64(t, f.conn_incarnation)
+    local cookie_item, cookie = rd:uint64(t, f.conn_cookie)
+    local window_item, window = rd:uint(t, f.conn_stream_window, 4)
+    rd:reserved(t, 4)
     if src ~= nil then
         info[#info + 1] = "src_conn=" .. hex32(src)
     end
@@ -623,15 +693,40 @@ local function dissect_conn(rd, tvb, tree, ctx)
     if vmin ~= nil and vmax ~= nil then
         info[#info + 1] = string.format("versions=%u-%u", vmin, vmax)
     end
-    local opening = ctx.ptype == 0x30 or ctx.ptype == 0x31
+    local opening = ptype == PT_CONN_REQ or ptype == PT_CONN_ACCEPT
     if opening then
         if paths ~= nil and max_payload ~= nil then
             info[#info + 1] = string.format("paths=%u max_payload=%u", paths, max_payload)
         end
-    elseif reason ~= nil then
+        if window ~= nil then
+            info[#info + 1] = "stream_window=" .. window
+            if window == 0 then
+                window_item:add_proto_expert_info(ef.bad_value, "stream_window must be at least 1")
+            end
+        end
+    elseif ptype ~= PT_CONN_RETRY and reason ~= nil then
         info[#info + 1] = "reason=" .. (CONN_REASON_NAMES[reason] or tostring(reason))
         if CONN_REASON_NAMES[reason] == nil then
             reason_item:add_proto_expert_info(ef.bad_value, "unknown reason")
+        end
+    end
+    if (opening or ptype == PT_CONN_RETRY) and reason ~= nil and reason ~= 0 then
+        reason_item:add_proto_expert_info(ef.bad_value,
+            string.format("reason must be 0 in %s", TYPE_NAMES[ptype]))
+    end
+    if incarnation ~= nil and incarnation:tonumber() == 0 then
+        inc_item:add_proto_expert_info(ef.bad_value, "incarnation must not be 0")
+    end
+    if cookie ~= nil then
+        local zero = cookie:tonumber() == 0
+        if not zero and (ptype == PT_CONN_REQ or ptype == PT_CONN_RETRY) then
+            info[#info + 1] = "cookie=0x" .. cookie:tohex()
+        end
+        if ptype == PT_CONN_RETRY and zero then
+            cookie_item:add_proto_expert_info(ef.bad_value, "CONN_RETRY must carry a cookie")
+        elseif ptype ~= PT_CONN_REQ and ptype ~= PT_CONN_RETRY and not zero then
+            cookie_item:add_proto_expert_info(ef.reserved,
+                string.format("cookie is reserved in %s", TYPE_NAMES[ptype]))
         end
     end
 end
@@ -665,6 +760,7 @@ local function dissect(tvb, pinfo, root)
         flags_item:add(f.flag_retransmit, r)
         flags_item:add(f.flag_ece, r)
         flags_item:add(f.flag_sack, r)
+        flags_item:add(f.flag_msg_probe, r)
         flags_item:add(f.flag_reserved, r)
     end
     local conn_item, conn_id = rd:uint(ch, f.conn_id, 4)
@@ -716,9 +812,9 @@ local function dissect(tvb, pinfo, root)
     ctx.ptype = ptype
     ctx.flags = flags
 
-    if ptype == 0x30 and conn_id ~= 0 then
+    if ptype == PT_CONN_REQ and conn_id ~= 0 then
         conn_item:add_proto_expert_info(ef.bad_value, "CONN_REQ must carry conn_id 0")
-    elseif ptype ~= 0x30 and conn_id == 0 then
+    elseif ptype ~= PT_CONN_REQ and conn_id == 0 then
         conn_item:add_proto_expert_info(ef.bad_value, "conn_id 0 is only valid on CONN_REQ")
     end
     local bad_flags = bit32.band(flags, bit32.bnot(allowed_flags(ptype)))
@@ -732,6 +828,7 @@ local function dissect(tvb, pinfo, root)
     if bit32.band(flags, FLAG_RETRANSMIT) ~= 0 then fl[#fl + 1] = "RETX" end
     if bit32.band(flags, FLAG_ECE) ~= 0 then fl[#fl + 1] = "ECE" end
     if bit32.band(flags, FLAG_SACK) ~= 0 then fl[#fl + 1] = "SACK" end
+    if bit32.band(flags, FLAG_MSG_PROBE) ~= 0 then fl[#fl + 1] = "MSGPROBE" end
     if #fl > 0 then
         flags_item:append_text(" (" .. table.concat(fl, ", ") .. ")")
     end

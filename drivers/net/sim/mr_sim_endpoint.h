@@ -74,7 +74,15 @@ class Host {
   Host& operator=(const Host&) = delete;
 
   /** Attaches the code that runs here (nullptr detaches). Not owned. */
-  void Attach(Endpoint* endpoint) { endpoint_ = endpoint; }
+  void Attach(Endpoint* endpoint) {
+    endpoint_ = endpoint;
+    if (endpoint != nullptr) attachments_++;
+  }
+  /**
+   * Endpoints attached so far, this one included: a restarted endpoint is
+   * told apart by it (simulated engines derive their incarnation from it).
+   */
+  uint32_t attachments() const { return attachments_; }
   /** The attached endpoint, or nullptr. */
   Endpoint* endpoint() const { return endpoint_; }
 
@@ -138,6 +146,7 @@ class Host {
   PortId port_;
   size_t tx_capacity_;
   Endpoint* endpoint_ = nullptr;
+  uint32_t attachments_ = 0;
   Rng rng_;
   HostStats stats_;
   // Timer: the deadline the endpoint asked for, and the time of the one heap

@@ -16,6 +16,7 @@ int main() {
   p.type = PacketType::kSend;
   p.dst_conn_id = 1;
   p.data.stream_id = 2;
+  p.data.src_stream = 3;
   std::vector<uint8_t> buf(EncodedBytes(p));
   auto n = EncodeDatagram(p, buf);
   Packet q;
