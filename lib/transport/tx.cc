@@ -311,18 +311,21 @@ size_t EngineImpl::ConnTx(TimeNs now, Connection* c, std::span<TxSlot> slots) {
     path.unanswered_probes++;
     path.probe_at = now + (cfg.path_probe_interval_ns << std::min(path.unanswered_probes, 6u));
   }
-  while (!c->naks.empty() && n < slots.size()) {
-    wire::Packet p;
-    p.type = PacketType::kNak;
-    p.dst_conn_id = c->remote_id;
-    p.path_id = c->naks.front().path_id;
-    p.nak = c->naks.front().nak;
-    c->naks.pop_front();
-    if (Emit(now, c, control_port(p.path_id), &p, &slots[n], wire::Ecn::kNotEct)) {
-      n++;
-      stats.tx_naks++;
+  auto send_naks = [&] {
+    while (!c->naks.empty() && n < slots.size()) {
+      wire::Packet p;
+      p.type = PacketType::kNak;
+      p.dst_conn_id = c->remote_id;
+      p.path_id = c->naks.front().path_id;
+      p.nak = c->naks.front().nak;
+      c->naks.pop_front();
+      if (Emit(now, c, control_port(p.path_id), &p, &slots[n], wire::Ecn::kNotEct)) {
+        n++;
+        stats.tx_naks++;
+      }
     }
-  }
+  };
+  send_naks();
   for (size_t k = c->ack_queue.size(); k > 0 && n < slots.size(); k--) {
     const uint16_t id = c->ack_queue.front();
     c->ack_queue.pop_front();
@@ -409,6 +412,7 @@ size_t EngineImpl::ConnTx(TimeNs now, Connection* c, std::span<TxSlot> slots) {
       c->ready.push_back(ref);
     }
   }
+  send_naks();  // raised while sending (a READ whose region went away)
   return n;
 }
 
