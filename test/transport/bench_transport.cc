@@ -229,7 +229,12 @@ struct Options {
   double seconds = 0;  ///< wall time per engine-cost measurement; 0: the mode's default
   int seeds = 0;       ///< 0: the mode's default
   unsigned figures = kAll;
+  long rounds = 0;  ///< engine cost: fixed rounds per row instead of wall time (callgrind)
 };
+
+// Engine cost rows measure this many rounds when non-zero (--rounds): the
+// same work whatever the load, so callgrind's instruction counts compare.
+long g_cost_rounds = 0;
 
 // A progress line that rewrites itself only makes sense on a terminal.
 bool Progress(const Options& o) { return !o.json && isatty(STDERR_FILENO) != 0; }
@@ -243,6 +248,9 @@ void Usage(FILE* f) {
                "  --seconds N   wall seconds per engine-cost measurement (default 1, quick 0.2)\n"
                "  --seeds N     simulation seeds per goodput point, 3..20 (default 5, quick 3)\n"
                "  --only LIST   comma-separated figures to run: goodput, cost, state\n"
+               "  --rounds N    engine cost: N rounds per row instead of wall time, for\n"
+               "                instruction counts (valgrind --tool=callgrind) that do not move\n"
+               "                with the machine's load\n"
                "  -h, --help    this text\n");
 }
 
@@ -254,6 +262,7 @@ int ParseArgs(int argc, char** argv, Options* o) {
       {"seconds", required_argument, nullptr, 's'},
       {"seeds", required_argument, nullptr, 'n'},
       {"only", required_argument, nullptr, 'o'},
+      {"rounds", required_argument, nullptr, 'r'},
       {"help", no_argument, nullptr, 'h'},
       {nullptr, 0, nullptr, 0},
   };
@@ -305,6 +314,16 @@ int ParseArgs(int argc, char** argv, Options* o) {
           }
           pos = comma + 1;
         }
+        break;
+      }
+      case 'r': {
+        char* end = nullptr;
+        const long v = std::strtol(optarg, &end, 10);
+        if (end == optarg || *end != '\0' || v < 1 || v > 100'000'000) {
+          return bad(std::string("--rounds wants a whole number in 1..100000000, not '") + optarg +
+                     "'");
+        }
+        o->rounds = v;
         break;
       }
       case 'h': Usage(stdout); return 1;
@@ -1070,8 +1089,12 @@ CostRow RunCost(const char* name, uint32_t msg_bytes, uint32_t qps, uint32_t dep
   for (uint32_t q = 0; q < qps; q++) post(q);
   // Warm up: caches, message pools and deques reach their steady size.
   const Clock::time_point w0 = Clock::now();
-  while (SecondsSince(w0) < std::min(0.05, seconds / 4)) {
-    for (int i = 0; i < 64; i++) step();
+  if (g_cost_rounds > 0) {
+    for (int i = 0; i < 256; i++) step();
+  } else {
+    while (SecondsSince(w0) < std::min(0.05, seconds / 4)) {
+      for (int i = 0; i < 64; i++) step();
+    }
   }
   const tr::EngineStats sa0 = p.a().stats();
   const tr::EngineStats sb0 = p.b().stats();
@@ -1079,10 +1102,15 @@ CostRow RunCost(const char* name, uint32_t msg_bytes, uint32_t qps, uint32_t dep
   const Clock::time_point t0 = Clock::now();
   const double c0 = ThreadCpuSeconds();
   double el = 0;
-  do {
-    for (int i = 0; i < 64; i++) step();
+  if (g_cost_rounds > 0) {
+    for (long i = 0; i < g_cost_rounds; i++) step();
     el = SecondsSince(t0);
-  } while (el < seconds);
+  } else {
+    do {
+      for (int i = 0; i < 64; i++) step();
+      el = SecondsSince(t0);
+    } while (el < seconds);
+  }
   const double cpu = ThreadCpuSeconds() - c0;
   const tr::EngineStats& sa1 = p.a().stats();
   const tr::EngineStats& sb1 = p.b().stats();
@@ -1132,6 +1160,7 @@ PeerRow RunCodec(const char* name, bool ack, uint32_t payload, double seconds) {
   } else {
     p.type = wire::PacketType::kWrite;
     p.data.stream_id = 5;
+    p.data.src_stream = 6;
     p.data.msg_len = payload;
     p.data.rkey = 0x99;
     p.data.va = 0x10000;
@@ -1634,6 +1663,7 @@ int main(int argc, char** argv) {
   using namespace metaroce::bench;
   Options o;
   if (const int rc = ParseArgs(argc, argv, &o); rc != 0) return rc == 1 ? 0 : rc;
+  g_cost_rounds = o.rounds;
   const Clock::time_point wall0 = Clock::now();
   const unsigned cpus = std::thread::hardware_concurrency();
   const std::string cpu = CpuModel();
