@@ -11,107 +11,13 @@
 #include <numeric>
 
 #include "gtest/gtest.h"
+#include "sim_pair.h"
 #include "workload.h"
 
 namespace metaroce::testing {
 namespace {
 
 using namespace transport;
-
-// Two engines, one QP each, connected; memory registered with chosen access.
-class Pair {
- public:
-  struct Options {
-    bool leaf_spine = false;
-    EngineConfig cfg;
-    size_t mem_bytes = 4 << 20;
-    uint32_t access = access::kAll;
-    QpAttr qp;
-    uint64_t seed = 1;
-  };
-
-  explicit Pair(Options o) : fabric_(o.seed) {
-    std::vector<sim::Host*> hosts;
-    if (o.leaf_spine) {
-      sim::LeafSpineConfig ls;
-      ls.leaves = 2;
-      ls.spines = 4;
-      ls.hosts_per_leaf = 1;
-      auto t = sim::BuildLeafSpine(fabric_, ls);
-      topo_ = *t;
-      hosts = {topo_.host(0, 0), topo_.host(1, 0)};
-    } else {
-      topo_ = *sim::BuildBackToBack(fabric_, sim::BackToBackConfig{});
-      hosts = topo_.hosts;
-    }
-    for (int i = 0; i < 2; i++) {
-      Side& s = side_[i];
-      o.cfg.seed = o.seed * 10 + i;
-      s.node = std::make_unique<SimNode>(hosts[i], o.cfg);
-      Engine& e = s.node->engine();
-      s.pd = *e.AllocPd();
-      s.cq = *e.CreateCq(1 << 16);
-      QpAttr qa = o.qp;
-      qa.pd = s.pd;
-      qa.send_cq = qa.recv_cq = s.cq;
-      s.qpn = *e.CreateQp(qa);
-      s.mem.assign(o.mem_bytes, 0);
-      s.mr = *e.RegMr(s.pd, Base(i), s.mem.size(), i == 1 ? o.access : access::kAll);
-    }
-    EXPECT_TRUE(E(0).ConnectQp(side_[0].qpn, side_[1].node->Addr(), side_[1].qpn).ok());
-    EXPECT_TRUE(E(1).ConnectQp(side_[1].qpn, side_[0].node->Addr(), side_[0].qpn).ok());
-  }
-
-  Engine& E(int i) { return side_[i].node->engine(); }
-  uint64_t Base(int i) { return reinterpret_cast<uint64_t>(side_[i].mem.data()); }
-  std::vector<uint8_t>& Mem(int i) { return side_[i].mem; }
-  MrInfo& Mr(int i) { return side_[i].mr; }
-  uint32_t Qpn(int i) { return side_[i].qpn; }
-  uint32_t Pd(int i) { return side_[i].pd; }
-  sim::Fabric& fabric() { return fabric_; }
-  sim::Topology& topo() { return topo_; }
-  SimNode& node(int i) { return *side_[i].node; }
-
-  absl::Status Post(int i, const SendWr& wr) {
-    auto st = E(i).PostSend(side_[i].node->NowNs(), side_[i].qpn, wr);
-    side_[i].node->Kick();
-    return st;
-  }
-
-  SendWr Wr(Opcode op, uint64_t local_off, uint32_t len, uint64_t remote_off, uint64_t id = 1) {
-    SendWr wr;
-    wr.wr_id = id;
-    wr.opcode = op;
-    if (len != 0) wr.sg.push_back({Base(0) + local_off, len, Mr(0).lkey});
-    wr.remote_addr = Base(1) + remote_off;
-    wr.rkey = Mr(1).rkey;
-    return wr;
-  }
-
-  /** Runs until side @p i has @p want completions or @p limit_ps of simulated time passed. */
-  std::vector<Completion> Wait(int i, size_t want, sim::SimTime limit_ps = 50 * sim::kPsPerMs) {
-    const sim::SimTime end = fabric_.Now() + limit_ps;
-    while (got_[i].size() < want && fabric_.Now() < end) {
-      fabric_.RunUntil(std::min(end, fabric_.Now() + 5 * sim::kPsPerUs));
-      Completion c[64];
-      size_t n;
-      while ((n = E(i).PollCq(side_[i].cq, c)) > 0) got_[i].insert(got_[i].end(), c, c + n);
-    }
-    return got_[i];
-  }
-
- private:
-  struct Side {
-    std::unique_ptr<SimNode> node;
-    uint32_t pd = 0, cq = 0, qpn = 0;
-    std::vector<uint8_t> mem;
-    MrInfo mr;
-  };
-  sim::Fabric fabric_;
-  sim::Topology topo_;
-  Side side_[2];
-  std::vector<Completion> got_[2];
-};
 
 // Two engines on different leaves of a 2-leaf x 4-spine fabric, one host per leaf.
 struct LeafSpinePair {
