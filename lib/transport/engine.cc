@@ -251,7 +251,9 @@ absl::Status EngineImpl::ConnectQp(uint32_t qpn, const PeerAddr& peer, uint32_t 
   Connection* c = ConnFor(peer);
   if (c == nullptr) {
     return absl::ResourceExhaustedError(
-        absl::StrCat("at most ", cfg.max_connections, " connections"));
+        absl::StrCat("connection limit reached: at most ", cfg.max_connections,
+                     " connections (max_connections) and ", cfg.max_connections_per_host,
+                     " to one host (max_connections_per_host), none of them idle"));
   }
   qp->conn = c->local_id;
   qp->connection = c;
