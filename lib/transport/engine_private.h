@@ -105,6 +105,7 @@ struct RetxChunk {
 struct Inflight {
   bool live = false;
   bool probe = false;  ///< a message probe: its chunk had arrived already
+  bool copy = false;   ///< a tail-loss probe or rescue: the original's loss is what counts
   uint32_t epoch = 0;
   MsgRef msg;
   uint32_t chunk = 0;
@@ -416,8 +417,6 @@ class EngineImpl {
   void RefuseAfter(Qp* qp, uint32_t msn);  ///< the responder refuses every message after msn
   bool Scatter(Qp* qp, const SgList& sg, uint64_t offset, std::span<const uint8_t> data);
   void Delivered(TimeNs now, Connection* c, TxPath* path, uint32_t psn);
-  /** A READ or atomic the responder's stream ACK passed: only its response is awaited. */
-  bool AcceptedAwaitingResponse(Connection* c, const TxMsg& m);
   void MarkAckPending(Connection* c, uint16_t path_id);
 
   // ---- transmit and timers (tx.cc) ----

@@ -128,12 +128,6 @@ void EngineImpl::HandlePacket(TimeNs now, const wire::FrameInfo& from, const wir
 
 // ---- ACK / NAK / probe ----
 
-bool EngineImpl::AcceptedAwaitingResponse(Connection* c, const TxMsg& m) {
-  if (m.opcode != Opcode::kRead && !wire::IsAtomicRequest(m.type)) return false;
-  const Qp* qp = FindQp(m.qpn);
-  return qp != nullptr && qp->conn == c->local_id && wire::SeqLt(m.msn, qp->peer_msn_next);
-}
-
 void EngineImpl::Delivered(TimeNs now, Connection* c, TxPath* path, uint32_t psn) {
   Inflight& e = path->At(psn);
   if (!e.live) return;
@@ -142,8 +136,7 @@ void EngineImpl::Delivered(TimeNs now, Connection* c, TxPath* path, uint32_t psn
   c->inflight--;
   TxMsg* m = Msg(c, e.msg);
   if (m == nullptr || e.epoch != m->epoch || e.probe) return;
-  if (m->delivered.Set(e.chunk) && m->delivered.Full() && !m->done && !m->is_response &&
-      !AcceptedAwaitingResponse(c, *m)) {
+  if (m->delivered.Set(e.chunk) && m->delivered.Full() && !m->done && !m->is_response) {
     // Every chunk arrived; the message completes on the responder's stream
     // ACK (or response). Probe if that does not come.
     m->probe_backoff = std::max(path->rto, cfg.msg_probe_min_ns);
@@ -226,20 +219,24 @@ void EngineImpl::HandleAck(TimeNs now, Connection* c, const wire::Packet& p) {
     Qp* qp = FindQp(a.stream_acks[i].stream_id);
     if (qp == nullptr || qp->conn != c->local_id) continue;
     const uint32_t next = a.stream_acks[i].msn_next;
-    if (!wire::SeqLt(qp->peer_msn_next, next)) continue;
-    qp->peer_msn_next = next;
+    const bool advanced = wire::SeqLt(qp->peer_msn_next, next);
+    if (!advanced && qp->rd_atomic_pending == 0) continue;
+    if (advanced) qp->peer_msn_next = next;
     for (const MsgRef& r : qp->sq) {
       TxMsg* m = Msg(c, r);
-      if (m == nullptr || !wire::SeqLt(m->msn, next)) break;
-      const bool acked_by_stream = m->opcode != Opcode::kRead && !wire::IsAtomicRequest(m->type);
-      if (acked_by_stream && !m->done) {
+      if (m == nullptr || !wire::SeqLt(m->msn, qp->peer_msn_next)) break;
+      if (m->done) continue;
+      if (m->opcode != Opcode::kRead && !wire::IsAtomicRequest(m->type)) {
         m->done = true;
         m->probe_at = kNever;
-      } else if (!m->done) {
-        // A READ or atomic the responder accepted: its response is a message
-        // of the responder's with its own recovery. Probing it would only
-        // fail a long READ while its data flows.
-        m->probe_at = kNever;
+      } else {
+        // A READ or atomic the responder accepted: its response is on the
+        // way. Its probes go on (a responder whose QP went away answers
+        // them with nothing useful), but each stream ACK that still covers
+        // it (a probe's answer) proves the responder alive and restores the
+        // budget: a long READ never fails while its response is queued.
+        m->retries_left = qp->attr.retry_cnt;
+        if (m->probe_at != kNever) m->probe_at = now + m->probe_backoff;
       }
     }
     CompleteSends(qp);

@@ -133,7 +133,7 @@ EngineImpl::Sent EngineImpl::SendChunk(TimeNs now, Connection* c, TxPath* path, 
   if (!Emit(now, c, path->src_port, &p, slot, wire::Ecn::kEct0)) return Sent::kNoRoom;
 
   Inflight& e = path->At(path->next_psn);
-  e = Inflight{true, probe, m->epoch, ref, chunk, now};
+  e = Inflight{true, probe, kind == RetxKind::kTailLoss, m->epoch, ref, chunk, now};
   if (path->inflight == 0) path->una = path->next_psn;
   path->next_psn++;
   path->inflight++;
@@ -474,12 +474,16 @@ void EngineImpl::DeclareLost(TimeNs now, Connection* c, TxPath* path, uint32_t p
   path->inflight--;
   c->inflight--;
   path->lost_pkts++;
-  path->health_lost++;
   if (by_rto) {
     stats.lost_detected_rto++;
   } else {
     stats.lost_detected_sack++;
   }
+  // A lost extra copy (tail-loss probe, rescue) sends nothing again and does
+  // not count against the path's health: in a stall, copies of one chunk
+  // would otherwise multiply and fail healthy paths.
+  if (e.copy) return;
+  path->health_lost++;
   TxMsg* m = Msg(c, e.msg);
   if (m == nullptr || m->done || e.epoch != m->epoch || e.probe || m->delivered.Test(e.chunk)) {
     return;

@@ -417,11 +417,20 @@ TEST_F(HardeningTest, AReadTheResponderAcceptedIsNotProbedToDeath) {
   wr.rkey = kRemoteRkey;
   ASSERT_TRUE(eng_->PostSend(now_, qpn_, wr).ok());
   ASSERT_EQ(Drain(now_).size(), 1u);
-  AckAll(1, 1);  // the responder accepted it; its response takes long (a big READ)
+  AckAll(1, 1);  // the responder accepted it; its response is queued behind others
+  // Far longer than the probe budget: the responder answers every probe (its
+  // stream ACK still covers the READ), so the READ waits.
+  uint32_t probes = 0;
   for (int i = 0; i < 20; i++) {
     now_ += cfg.msg_probe_max_ns;
-    Drain(now_);
+    for (const Packet& p : Drain(now_)) {
+      if (p.type != PacketType::kReadReq) continue;
+      EXPECT_NE(p.flags & wire::flags::kMsgProbe, 0);
+      probes++;
+      Feed(Ack(0, p.data.psn + 1, {}, 1));
+    }
   }
+  EXPECT_GE(probes, 10u);
   EXPECT_EQ(eng_->GetQpState(qpn_), QpState::kReady);
   EXPECT_TRUE(PollAll(scq_).empty());
   for (uint32_t k = 0; k < 8; k++) {
