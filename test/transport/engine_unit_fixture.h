@@ -160,16 +160,8 @@ class EngineUnitTest : public ::testing::Test {
       acc.conn.stream_window = peer_stream_window_;
       Feed(acc);
     } else {
-      Packet req;
-      req.type = PacketType::kConnReq;
-      req.conn.src_conn_id = kPeerConnId;
-      req.conn.nonce = 0x1234abcd;
-      req.conn.num_paths = kPeerPaths;
-      req.conn.max_payload = static_cast<uint16_t>(kPayload);
-      req.conn.udp_port = wire::kDefaultUdpPort;
-      req.conn.incarnation = kPeerIncarnation;
+      Packet req = PeerReq(kPeerConnId, kPeerIncarnation);
       req.conn.stream_window = peer_stream_window_;
-      req.conn.min_version = req.conn.max_version = wire::kVersion;
       // The first request only earns a cookie; the engine keeps no state for it.
       Feed(req);
       std::vector<Packet> retry = Drain(now_);
