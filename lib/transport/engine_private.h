@@ -265,6 +265,8 @@ struct Qp {
   /** The same connection; it outlives its QPs (a failed one is dropped only once none is left). */
   Connection* connection = nullptr;
   uint32_t remote_qpn = 0;
+  /** connection->rx_pkts when ConnectQp ran: unchanged, nothing was heard from the peer since. */
+  uint64_t rx_mark = 0;
   // Send side.
   std::deque<MsgRef> sq;   ///< posting order
   uint32_t sq_sched = 0;   ///< sq index of the first message not yet released to the scheduler
@@ -370,6 +372,8 @@ class EngineImpl {
   Connection* ConnFor(const PeerAddr& peer);
   Connection* NewConnection(const PeerAddr& peer);
   bool MakeRoomFor(const wire::IpAddr& ip);  ///< within the limits, evicting an idle one if need be
+  /** Moves a QP that never heard from @p from's peer, and its queued work, to @p to. */
+  void MoveQp(Qp* qp, Connection* from, Connection* to);
   void SetUpPaths(Connection* c);
   void Establish(TimeNs now, Connection* c, const wire::ConnBody& body);
   uint16_t FreshPort(const Connection* c);  ///< a source port no other path of @p c uses

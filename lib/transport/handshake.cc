@@ -285,12 +285,25 @@ void EngineImpl::HandleConnReq(TimeNs now, const wire::FrameInfo& from, const wi
   if (auto it = conn_by_peer.find(PeerKey{from.src, b.udp_port}); it != conn_by_peer.end()) {
     c = FindConn(it->second);
   }
+  std::vector<uint32_t> moving;
+  Connection* old = nullptr;
   if (c != nullptr && c->state == ConnState::kEstablished &&
       (c->remote_id != b.src_conn_id || c->peer_incarnation != b.incarnation)) {
     // A new incarnation of the peer (restarted), or the peer gave up the old
-    // connection and opens another: what we had with it is gone.
+    // connection and opens another: what we had with it is gone. QPs that
+    // joined it after the old peer was last heard (an application that
+    // reconnected faster than this engine noticed the restart) never
+    // exchanged anything with it: they move to the new connection instead.
     if (c->peer_incarnation != b.incarnation) stats.conn_restarts++;
+    for (uint32_t qpn : c->qps) {
+      const Qp* qp = FindQp(qpn);
+      if (qp != nullptr && qp->state == QpState::kReady && qp->rx_mark == c->rx_pkts) {
+        moving.push_back(qpn);
+      }
+    }
+    for (uint32_t qpn : moving) c->qps.erase(std::find(c->qps.begin(), c->qps.end(), qpn));
     FailConnection(c);
+    old = c;
     c = nullptr;
   }
   if (c == nullptr || c->state == ConnState::kFailed || c->close_pending) {
@@ -305,6 +318,43 @@ void EngineImpl::HandleConnReq(TimeNs now, const wire::FrameInfo& from, const wi
   c->peer.mac = from.eth_src;
   c->accept_pending = true;
   c->accept_nonce = b.nonce;
+  for (uint32_t qpn : moving) MoveQp(FindQp(qpn), old, c);
+}
+
+void EngineImpl::MoveQp(Qp* qp, Connection* from, Connection* to) {
+  stats.qps_moved++;
+  // Nothing of its work reached a peer: every message starts over on the new
+  // connection (which may cut it into other chunks), keeping its MSN.
+  for (MsgRef& r : qp->sq) {
+    const TxMsg* m = Msg(from, r);
+    if (m == nullptr) continue;
+    const MsgRef moved = AllocMsg(to);
+    TxMsg* n = Msg(to, moved);
+    *n = *m;
+    n->gen = moved.gen;
+    n->in_use = true;
+    n->epoch = 0;
+    n->num_chunks = 1;
+    n->next_chunk = 0;
+    n->on_ready = n->fifo = false;
+    n->quantum = 0;
+    n->probe_at = n->rnr_resume_at = kNever;
+    n->probe_backoff = 0;
+    n->retries_left = qp->attr.retry_cnt;
+    n->rnr_left = qp->attr.rnr_retry;
+    FreeMsg(from, r);
+    r = moved;
+  }
+  qp->sq_sched = qp->sq_tx = 0;
+  qp->tx_queued = false;
+  qp->rd_atomic_pending = 0;  // counted again as the messages are released
+  qp->peer_msn_next = 0;
+  qp->conn = to->local_id;
+  qp->connection = to;
+  qp->rx_mark = to->rx_pkts;
+  to->qps.push_back(qp->qpn);
+  to->idle_since = kNever;
+  ReleaseSends(qp);
 }
 
 }  // namespace metaroce::transport

@@ -172,7 +172,9 @@ struct EngineStats {
   uint64_t path_failures = 0;
   uint64_t path_loss_failures = 0;  ///< of those, for losing much more than the other paths
   uint64_t conn_failures = 0;
-  uint64_t conn_restarts = 0;     ///< connections failed because the peer engine restarted
+  uint64_t conn_restarts = 0;  ///< connections failed because the peer engine restarted
+  uint64_t qps_moved =
+      0;  ///< QPs connected after the old peer was last heard: moved to the new one
   uint64_t conn_idle_closed = 0;  ///< connections closed for having no QPs (CONN_CLOSE sent)
   uint64_t conn_evicted = 0;      ///< idle connections closed to make room for a new one
   uint64_t cq_overflows = 0;      ///< completions a full CQ could not take (the CQ is in error)

@@ -22,6 +22,7 @@
 #include <getopt.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -53,9 +54,20 @@ constexpr uint32_t kSendBufs = 4 * kDepth;
 static_assert(kSendBufs > kDepth + kSlots);
 constexpr uint64_t kDrainLimitNs = 5'000'000'000;  ///< "no hang": everything completes by then
 
+pid_t g_child = -1;                    ///< the running B, killed when A fails
+int g_ctl = -1;                        ///< its control socket: B's figures when A fails
+std::string (*g_explain)() = nullptr;  ///< A's engine figures, printed when A fails
+
 [[noreturn]] void Fail(const char* what, const std::string& detail = "") {
   std::fprintf(stderr, "soak: FAIL: %s%s%s\n", what, detail.empty() ? "" : ": ", detail.c_str());
+  if (g_explain != nullptr) std::fprintf(stderr, "soak: %s\n", g_explain().c_str());
+  if (g_ctl >= 0 && write(g_ctl, "stats\n", 6) == 6) {
+    char b[512];
+    const ssize_t n = read(g_ctl, b, sizeof(b) - 1);
+    if (n > 0) std::fprintf(stderr, "soak: B: %.*s", static_cast<int>(n), b);
+  }
   std::fflush(stderr);
+  if (g_child > 0) kill(g_child, SIGKILL);
   _exit(1);
 }
 
@@ -181,14 +193,30 @@ std::unique_ptr<Device> OpenDevice(uint16_t port, const std::string& faults) {
       post_recv(static_cast<uint32_t>(c[k].wr_id));
     }
     char ch;
-    while (read(ctl, &ch, 1) == 1) {
+    ssize_t got;
+    while ((got = read(ctl, &ch, 1)) == 1) {
       if (ch != '\n') {
         pending.push_back(ch);
         continue;
       }
       if (pending == "count") WriteLine(ctl, std::to_string(verified));
+      if (pending == "stats") {
+        const tr::EngineStats& s = e.stats();
+        char b[400];
+        std::snprintf(b, sizeof(b),
+                      "unknown_conn %" PRIu64 " unknown_stream %" PRIu64 " wrong_stream %" PRIu64
+                      " beyond_window %" PRIu64 " bad_chunk %" PRIu64 " state_exhausted %" PRIu64
+                      " naks %" PRIu64 " resend_naks %" PRIu64 " dup %" PRIu64
+                      " conn_failures %" PRIu64 " restarts %" PRIu64 " qp %d",
+                      s.rx_unknown_conn, s.rx_unknown_stream, s.rx_wrong_stream, s.rx_beyond_window,
+                      s.rx_bad_chunk, s.rx_state_exhausted, s.tx_naks, s.tx_resend_naks,
+                      s.rx_duplicate_pkts, s.conn_failures, s.conn_restarts,
+                      static_cast<int>(e.GetQpState(qpn)));
+        WriteLine(ctl, b);
+      }
       pending.clear();
     }
+    if (got == 0) _exit(0);  // A is gone
   }
 }
 
@@ -234,11 +262,14 @@ class Survivor {
     child_ = fork();
     if (child_ < 0) Fail("fork");
     if (child_ == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive A
       close(sv[0]);
       RunB(sv[1], port, faults_, seq_base);
     }
     close(sv[1]);
     ctl_ = sv[0];
+    g_child = child_;
+    g_ctl = ctl_;
     WriteLine(ctl_, Format({dev_->address().udp_port, next, 0, 0}));
     b_ = Parse(ReadLine(ctl_));
     Drain();  // the old QP's work requests
@@ -297,14 +328,38 @@ class Survivor {
     Drain();
   }
 
+  /** The engine figures that explain a failure. */
+  std::string Explain() const {
+    const tr::EngineStats& s = dev_->engine().stats();
+    char b[512];
+    std::snprintf(b, sizeof(b),
+                  "A: conn_failures %" PRIu64 " restarts %" PRIu64 " path_failures %" PRIu64
+                  " msg_probes %" PRIu64 " resend_requests %" PRIu64 " lost_rto %" PRIu64
+                  " lost_sack %" PRIu64 " keepalives %" PRIu64 " stale_naks %" PRIu64
+                  " outstanding %zu",
+                  s.conn_failures, s.conn_restarts, s.path_failures, s.msg_probes,
+                  s.resend_requests, s.lost_detected_rto, s.lost_detected_sack, s.keepalives,
+                  s.rx_stale_naks, outstanding_.size());
+    std::string out = b;
+    for (const tr::ConnInfo& c : dev_->engine().GetConnections()) {
+      char l[160];
+      std::snprintf(l, sizeof(l), "; conn %08x -> %08x port %u %s, %u QPs, %u in flight", c.conn_id,
+                    c.remote_conn_id, c.peer.udp_port, tr::ConnStateName(c.state), c.num_qps,
+                    c.inflight);
+      out += l;
+    }
+    return out;
+  }
+
   void Finish(FILE* out) {
     const tr::EngineStats& s = dev_->engine().stats();
     uint64_t drops = s.rx_unknown_conn + s.rx_wrong_source + s.rx_bad_cookie;
     for (uint64_t v : s.rx_parse_drops) drops += v;
     std::fprintf(out,
                  "soak: A sent %" PRIu64 " packets (%" PRIu64 " retransmitted), received %" PRIu64
-                 "; dropped %" PRIu64 " hostile or stale packets; %" PRIu64 " peer restarts seen\n",
-                 s.tx_packets, s.tx_retransmits, s.rx_packets, drops, s.conn_restarts);
+                 "; dropped %" PRIu64 " hostile or stale packets; %" PRIu64
+                 " peer restarts seen, %" PRIu64 " QPs moved to a restarted peer\n",
+                 s.tx_packets, s.tx_retransmits, s.rx_packets, drops, s.conn_restarts, s.qps_moved);
   }
 
  private:
@@ -385,8 +440,11 @@ class Survivor {
     outstanding_.pop_front();
     if (c.status != tr::WcStatus::kSuccess) {
       // Only a killed peer may fail work; with faults alone nothing fails.
-      if (!dead_)
-        Fail("a work request failed while the peer was alive", tr::WcStatusName(c.status));
+      if (!dead_) {
+        Fail("a work request failed while the peer was alive",
+             std::string(tr::WcStatusName(c.status)) + " (op " + std::to_string(op.id) +
+                 ", opcode " + std::to_string(static_cast<int>(op.opcode)) + ")");
+      }
       f_->ops_failed++;
       if (op.slot < kSlots) busy_[op.slot] = false;
       return;
@@ -439,6 +497,8 @@ class Survivor {
     if (!WIFSIGNALED(st)) Fail("B exited by itself (a check in B failed)");
     close(ctl_);
     child_ = -1;
+    g_child = -1;
+    g_ctl = -1;
     dead_ = true;
     f_->restarts++;
   }
@@ -563,6 +623,8 @@ int Main(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
   Figures f;
   Survivor a(faults, &f);
+  static Survivor* survivor = &a;
+  g_explain = [] { return survivor->Explain(); };
   // Each round: traffic, a drain and B's count check; more traffic and B
   // killed under load; the next B at the same address. Every other restart
   // comes at once (the survivor learns of it from the handshake), the others

@@ -120,6 +120,7 @@ TEST_F(HardeningTest, ARestartedPeerFailsTheOldQpsAndGetsANewConnection) {
   FillSource(kPayload);
   ASSERT_NO_FATAL_FAILURE(PostWrite(9, kPayload));
   ASSERT_EQ(OfType(Drain(now_), PacketType::kWrite).size(), 1u);
+  AckAll(1);  // the old peer got the packet (and dies before accepting the WRITE)
   // The same request again (its ACCEPT was lost) is answered again, nothing more.
   std::vector<Packet> again = OpenAsPeer(PeerReq(kPeerConnId, kPeerIncarnation));
   ASSERT_EQ(OfType(again, PacketType::kConnAccept).size(), 1u);
@@ -140,6 +141,48 @@ TEST_F(HardeningTest, ARestartedPeerFailsTheOldQpsAndGetsANewConnection) {
   AckAll(1, 1);
   EXPECT_EQ(eng_->stats().rx_unknown_conn, unknown + 1);
   EXPECT_TRUE(PollAll(scq_).empty());
+  EXPECT_EQ(eng_->stats().qps_moved, 0u);
+}
+
+TEST_F(HardeningTest, AQpThatReconnectedBeforeTheRestartWasNoticedMovesToTheNewPeer) {
+  // The application learned of the peer's restart out of band and connected
+  // a new QP at once; the engine still had the old, silent connection, so
+  // the new QP joined it. When the new incarnation's handshake comes, that
+  // QP, which never heard from the old peer, goes over with its work.
+  ASSERT_NO_FATAL_FAILURE(Start(BaseConfig(), Open::kEngineAccepts));
+  AckAll(0);  // the old peer is heard from: qpn_ is its QP
+  const uint32_t fresh = *eng_->CreateQp({.pd = pd_, .send_cq = scq_, .recv_cq = rcq_});
+  ASSERT_TRUE(
+      eng_->ConnectQp(fresh, {PeerIp(), PeerMac(), wire::kDefaultUdpPort}, kPeerQpn + 1).ok());
+  FillSource(kPayload);
+  SendWr wr;
+  wr.wr_id = 21;
+  wr.opcode = Opcode::kWrite;
+  wr.sg.push_back({Addr(0), kPayload, mr_.lkey});
+  wr.remote_addr = kRemoteVa;
+  wr.rkey = kRemoteRkey;
+  ASSERT_TRUE(eng_->PostSend(now_, fresh, wr).ok());
+  ASSERT_EQ(Drain(now_)[0].dst_conn_id, kPeerConnId);  // lost with the old peer
+  const std::vector<Packet> out = OpenAsPeer(PeerReq(kPeerConnId + 7, kPeerIncarnation + 1));
+  const std::vector<Packet> acc = OfType(out, PacketType::kConnAccept);
+  ASSERT_EQ(acc.size(), 1u);
+  EXPECT_EQ(eng_->stats().qps_moved, 1u);
+  EXPECT_EQ(eng_->GetQpState(qpn_), QpState::kError);  // it had the old peer
+  EXPECT_EQ(eng_->GetQpState(fresh), QpState::kReady);
+  // The WRITE starts over on the new connection and completes on its peer's stream ACK.
+  const std::vector<Packet> writes = OfType(out, PacketType::kWrite);
+  ASSERT_EQ(writes.size(), 1u);
+  EXPECT_EQ(writes[0].dst_conn_id, kPeerConnId + 7);
+  EXPECT_EQ(writes[0].data.msn, 0u);
+  EXPECT_EQ(writes[0].data.src_stream, fresh);
+  Packet ack = Ack(0, writes[0].data.psn + 1);
+  ack.dst_conn_id = acc[0].conn.src_conn_id;
+  ack.ack.num_stream_acks = 1;
+  ack.ack.stream_acks[0] = {fresh, 1};
+  Feed(ack);
+  bool ok = false;
+  for (const Completion& c : PollAll(scq_)) ok |= c.wr_id == 21 && c.status == WcStatus::kSuccess;
+  EXPECT_TRUE(ok);
 }
 
 // ---- 5. Off-path hosts ----
