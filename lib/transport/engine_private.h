@@ -406,6 +406,8 @@ class EngineImpl {
   void HandleConn(TimeNs now, const wire::FrameInfo& from, const wire::Packet& p);
   void HandleConnReq(TimeNs now, const wire::FrameInfo& from, const wire::Packet& p);
   void HandleAck(TimeNs now, Connection* c, const wire::Packet& p);
+  /** The peer accepted every message of @p qp before @p next (stream ACK or response). */
+  void StreamAccepted(TimeNs now, Connection* c, Qp* qp, uint32_t next);
   void HandleNak(TimeNs now, Connection* c, const wire::Packet& p);
   void HandleProbe(TimeNs now, Connection* c, const wire::Packet& p);
   void HandleData(TimeNs now, Connection* c, const wire::FrameInfo& from, const wire::Packet& p);

@@ -147,11 +147,12 @@ struct EngineStats {
   uint64_t rx_bad_chunk = 0;       ///< offset/length not on the connection's chunk grid
   uint64_t rx_wrong_stream = 0;    ///< source stream is not the peer QP of the stream it targets
   uint64_t rx_state_exhausted =
-      0;                         ///< chunks dropped: the connection's message state is at its bound
-  uint64_t rx_stale_naks = 0;    ///< RNR NAKs about an earlier attempt of a message (ignored)
-  uint64_t rx_bad_cookie = 0;    ///< CONN_REQs with a missing, stale or forged cookie
-  uint64_t rx_conn_refused = 0;  ///< CONN_REQs rejected (limits, parameters, version)
-  uint64_t rx_duplicate_pkts = 0;  ///< PSN already received
+      0;  ///< chunks dropped: the connection's message state is at its bound
+  uint64_t rx_bad_stream_acks = 0;  ///< stream ACKs past every message the QP posted (ignored)
+  uint64_t rx_stale_naks = 0;       ///< RNR NAKs about an earlier attempt of a message (ignored)
+  uint64_t rx_bad_cookie = 0;       ///< CONN_REQs with a missing, stale or forged cookie
+  uint64_t rx_conn_refused = 0;     ///< CONN_REQs rejected (limits, parameters, version)
+  uint64_t rx_duplicate_pkts = 0;   ///< PSN already received
   uint64_t rx_ce_pkts = 0;
   uint64_t tx_packets = 0;
   uint64_t tx_bytes = 0;

@@ -218,29 +218,38 @@ void EngineImpl::HandleAck(TimeNs now, Connection* c, const wire::Packet& p) {
   for (uint32_t i = 0; i < a.num_stream_acks; i++) {
     Qp* qp = FindQp(a.stream_acks[i].stream_id);
     if (qp == nullptr || qp->conn != c->local_id) continue;
-    const uint32_t next = a.stream_acks[i].msn_next;
-    const bool advanced = wire::SeqLt(qp->peer_msn_next, next);
-    if (!advanced && qp->rd_atomic_pending == 0) continue;
-    if (advanced) qp->peer_msn_next = next;
-    for (const MsgRef& r : qp->sq) {
-      TxMsg* m = Msg(c, r);
-      if (m == nullptr || !wire::SeqLt(m->msn, qp->peer_msn_next)) break;
-      if (m->done) continue;
-      if (m->opcode != Opcode::kRead && !wire::IsAtomicRequest(m->type)) {
-        m->done = true;
-        m->probe_at = kNever;
-      } else {
-        // A READ or atomic the responder accepted: its response is on the
-        // way. Its probes go on (a responder whose QP went away answers
-        // them with nothing useful), but each stream ACK that still covers
-        // it (a probe's answer) proves the responder alive and restores the
-        // budget: a long READ never fails while its response is queued.
-        m->retries_left = qp->attr.retry_cnt;
-        if (m->probe_at != kNever) m->probe_at = now + m->probe_backoff;
-      }
-    }
-    CompleteSends(qp);
+    StreamAccepted(now, c, qp, a.stream_acks[i].msn_next);
   }
+}
+
+void EngineImpl::StreamAccepted(TimeNs now, Connection* c, Qp* qp, uint32_t next) {
+  // Beyond what this QP ever posted: not from a correct peer; taking it
+  // would complete work that never went out.
+  if (wire::SeqLt(qp->next_msn, next)) {
+    stats.rx_bad_stream_acks++;
+    return;
+  }
+  const bool advanced = wire::SeqLt(qp->peer_msn_next, next);
+  if (!advanced && qp->rd_atomic_pending == 0) return;
+  if (advanced) qp->peer_msn_next = next;
+  for (const MsgRef& r : qp->sq) {
+    TxMsg* m = Msg(c, r);
+    if (m == nullptr || !wire::SeqLt(m->msn, qp->peer_msn_next)) break;
+    if (m->done) continue;
+    if (m->opcode != Opcode::kRead && !wire::IsAtomicRequest(m->type)) {
+      m->done = true;
+      m->probe_at = kNever;
+    } else {
+      // A READ or atomic the responder accepted: its response is on the
+      // way. Its probes go on (a responder whose QP went away answers them
+      // with nothing useful), but each stream ACK that still covers it (a
+      // probe's answer) proves the responder alive and restores the budget:
+      // a long READ never fails while its response is queued.
+      m->retries_left = qp->attr.retry_cnt;
+      if (m->probe_at != kNever) m->probe_at = now + m->probe_backoff;
+    }
+  }
+  CompleteSends(qp);
 }
 
 void EngineImpl::HandleNak(TimeNs now, Connection* c, const wire::Packet& p) {
@@ -615,8 +624,10 @@ void EngineImpl::HandleRequest(TimeNs now, Connection* c, Qp* qp, const wire::Pa
     case PacketType::kWriteImm:
     case PacketType::kWrite: {
       if (len != 0) {
+        // The whole message must fit its region (as verbs checks it): no chunk
+        // of a WRITE that reaches past the region is placed.
         const wire::NakDetail why =
-            mrs.CheckRemote(d.rkey, qp->attr.pd, d.va + d.msg_offset, len, access::kRemoteWrite);
+            mrs.CheckRemote(d.rkey, qp->attr.pd, d.va, d.msg_len, access::kRemoteWrite);
         if (why != wire::NakDetail::kNone) {
           m.failed = true;
           RefuseAfter(qp, m.msn);
@@ -729,6 +740,15 @@ void EngineImpl::AdvanceReceiver(TimeNs now, Connection* c, Qp* qp) {
       r->delivered.Reset(r->num_chunks);
       Ready(c, ref);
     } else if (wire::ConsumesReceive(m.type)) {
+      if (qp->rq.empty() || m.recv_seq != qp->rq_base) {
+        // Its receive went to another message (a peer that numbered two
+        // messages alike): refused, never a receive that is not there.
+        m.failed = true;
+        m.local_status = WcStatus::kLocQpOpErr;
+        RefuseAfter(qp, m.msn);
+        QueueNak(now, c, qp, &m, ctx, wire::NakCode::kInvalidRequest, wire::NakDetail::kNone);
+        continue;
+      }
       const PostedRecv r = qp->rq.front();
       qp->rq.pop_front();
       qp->rq_base++;
@@ -803,6 +823,9 @@ void EngineImpl::HandleResponse(TimeNs now, Connection* c, Qp* qp, const wire::P
   m->done = true;
   m->probe_at = kNever;
   qp->rd_atomic_pending--;
+  // The responder executes in stream order: a response also says that every
+  // earlier message was accepted, should the stream ACK saying so be lost.
+  StreamAccepted(now, c, qp, m->msn + 1);
   CompleteSends(qp);
 }
 

@@ -15,8 +15,24 @@ namespace {
 
 using wire::PacketType;
 
-// Gathers @p len bytes at message offset @p off from a gather list.
-void Gather(MemoryAccess* mem, const SgList& sg, uint64_t off, uint8_t* dst, size_t len) {
+// Gathers @p len bytes at message offset @p off from a gather list, each
+// piece checked against the regions first (one may have been deregistered
+// since the work request was posted). False, and nothing read, if one fails.
+bool Gather(const MrTable& mrs, uint32_t pd, MemoryAccess* mem, const SgList& sg, uint64_t off,
+            uint8_t* dst, size_t len) {
+  uint64_t o = off;
+  size_t left = len;
+  for (const Sge& s : sg) {
+    if (left == 0) break;
+    if (o >= s.length) {
+      o -= s.length;
+      continue;
+    }
+    const size_t n = std::min<uint64_t>(s.length - o, left);
+    if (!mrs.CheckLocal(s.lkey, pd, s.addr + o, n, 0)) return false;
+    left -= n;
+    o = 0;
+  }
   for (const Sge& s : sg) {
     if (len == 0) break;
     if (off >= s.length) {
@@ -29,6 +45,7 @@ void Gather(MemoryAccess* mem, const SgList& sg, uint64_t off, uint8_t* dst, siz
     len -= n;
     off = 0;
   }
+  return true;
 }
 
 }  // namespace
@@ -125,8 +142,12 @@ EngineImpl::Sent EngineImpl::SendChunk(TimeNs now, Connection* c, TxPath* path, 
     uint8_t* dst = slot->buf + pos;
     if (m->is_response) {
       mem->Read(m->src_va + off, dst, len);
-    } else {
-      Gather(mem, m->sg, off, dst, len);
+    } else if (!Gather(mrs, qp->attr.pd, mem, m->sg, off, dst, len)) {
+      // Its gather list's region went away: a local protection error, as in verbs.
+      m->status = WcStatus::kLocProtErr;
+      m->done = true;
+      FailQp(qp, WcStatus::kWrFlushErr);
+      return Sent::kGone;
     }
     p.payload = {dst, len};
   }
