@@ -629,6 +629,102 @@ TEST_F(HardeningTest, AReadResponseStopsReadingARegionDeregisteredUnderIt) {
   EXPECT_EQ(naks[0].nak.msn, 0u);
 }
 
+TEST_F(HardeningTest, AGatherListWhoseRegionWentAwayIsALocalProtectionError) {
+  ASSERT_NO_FATAL_FAILURE(Start(BaseConfig()));
+  std::vector<uint8_t> buf(kPayload, 0x11);
+  const MrInfo mr2 =
+      *eng_->RegMr(pd_, reinterpret_cast<uint64_t>(buf.data()), buf.size(), access::kAll);
+  SendWr wr;
+  wr.wr_id = 31;
+  wr.opcode = Opcode::kWrite;
+  wr.sg.push_back({reinterpret_cast<uint64_t>(buf.data()), kPayload, mr2.lkey});
+  wr.remote_addr = kRemoteVa;
+  wr.rkey = kRemoteRkey;
+  ASSERT_TRUE(eng_->PostSend(now_, qpn_, wr).ok());  // checked when posted...
+  ASSERT_TRUE(eng_->DeregMr(mr2.lkey).ok());         // ...gone before it is sent
+  mem_.reads.clear();
+  EXPECT_TRUE(OfType(Drain(now_), PacketType::kWrite).empty());
+  EXPECT_FALSE(mem_.ReadAny(reinterpret_cast<uint64_t>(buf.data()), buf.size()));
+  std::vector<Completion> done = PollAll(scq_);
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].status, WcStatus::kLocProtErr);
+  EXPECT_EQ(eng_->GetQpState(qpn_), QpState::kError);
+}
+
+TEST_F(HardeningTest, AWriteReachingPastItsRegionPlacesNothing) {
+  ASSERT_NO_FATAL_FAILURE(Start(BaseConfig()));
+  // Two chunks at the region's last kPayload bytes: the second would fall outside.
+  Packet p = Data(PacketType::kWrite, 0, 0, 0, 0);
+  p.data.msg_len = 2 * kPayload;
+  p.data.va = Addr(kMemBytes - kPayload);
+  p.data.rkey = mr_.rkey;
+  payloads_.push_back(std::vector<uint8_t>(kPayload, 0x77));
+  p.payload = payloads_.back();
+  p.flags = 0;
+  Feed(p);  // chunk 0 lies inside the region, but its message does not
+  const std::vector<Packet> naks = OfType(Drain(now_), PacketType::kNak);
+  ASSERT_EQ(naks.size(), 1u);
+  EXPECT_EQ(naks[0].nak.detail, static_cast<uint8_t>(wire::NakDetail::kOutOfBounds));
+  EXPECT_EQ(region_[kMemBytes - kPayload], 0);
+}
+
+TEST_F(HardeningTest, AStreamAckPastEveryPostedMessageIsIgnored) {
+  ASSERT_NO_FATAL_FAILURE(Start(BaseConfig()));
+  FillSource(64);
+  ASSERT_NO_FATAL_FAILURE(PostWrite(1, 16));
+  ASSERT_EQ(Drain(now_).size(), 1u);
+  Feed(Ack(0, 1, {}, 5));  // only MSN 0 was ever posted
+  EXPECT_TRUE(PollAll(scq_).empty());
+  EXPECT_EQ(eng_->stats().rx_bad_stream_acks, 1u);
+  Feed(Ack(0, 1, {}, 1));
+  EXPECT_EQ(PollAll(scq_).size(), 1u);
+  ASSERT_NO_FATAL_FAILURE(PostWrite(2, 16, 16));  // and the stream goes on
+  EXPECT_EQ(OfType(Drain(now_), PacketType::kWrite).size(), 1u);
+}
+
+TEST_F(HardeningTest, AReadResponseAdvancesTheStreamWhenItsStreamAckIsLost) {
+  peer_stream_window_ = 1;
+  ASSERT_NO_FATAL_FAILURE(Start(BaseConfig()));
+  SendWr rd;
+  rd.wr_id = 1;
+  rd.opcode = Opcode::kRead;
+  rd.sg.push_back({Addr(0), 16, mr_.lkey});
+  rd.remote_addr = kRemoteVa;
+  rd.rkey = kRemoteRkey;
+  ASSERT_TRUE(eng_->PostSend(now_, qpn_, rd).ok());
+  FillSource(64);
+  ASSERT_NO_FATAL_FAILURE(PostWrite(2, 16, 32));
+  std::vector<Packet> out = Drain(now_);
+  ASSERT_EQ(out.size(), 1u);  // the window holds the WRITE back
+  Feed(Ack(0, 1));            // the READ arrived; the stream ACK that accepted it is lost
+  Packet r = Data(PacketType::kReadResp, 0, 0, 0, 0);
+  r.data.stream_id = qpn_;
+  r.data.msg_len = 16;
+  payloads_.push_back(std::vector<uint8_t>(16, 9));
+  r.payload = payloads_.back();
+  Feed(r);
+  out = OfType(Drain(now_), PacketType::kWrite);
+  ASSERT_EQ(out.size(), 1u);  // the response proved MSN 0 accepted
+  EXPECT_EQ(out[0].data.msn, 1u);
+}
+
+TEST_F(HardeningTest, TwoMessagesNumberedToOneReceiveAreRefused) {
+  ASSERT_NO_FATAL_FAILURE(Start(BaseConfig()));
+  PostRecvAt(1, 0, kPayload);
+  Feed(SendChunk(0, 1, 100, 0, 0));  // MSN 1 claims receive 0 ...
+  Feed(SendChunk(1, 0, 100, 0, 0));  // ... and so does MSN 0, which takes it
+  std::vector<Completion> done = PollAll(rcq_);
+  ASSERT_GE(done.size(), 1u);
+  EXPECT_EQ(done[0].wr_id, 1u);
+  EXPECT_EQ(done[0].status, WcStatus::kSuccess);
+  EXPECT_EQ(eng_->GetQpState(qpn_), QpState::kError);
+  bool refused = false;
+  for (const Packet& n : OfType(Drain(now_), PacketType::kNak)) {
+    refused |= n.nak.msn == 1 && n.nak.code == wire::NakCode::kInvalidRequest;
+  }
+  EXPECT_TRUE(refused);
+}
+
 // ---- 4. Paths ----
 
 TEST_F(HardeningTest, EveryPathOfAConnectionHasItsOwnSourcePort) {
