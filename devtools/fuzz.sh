@@ -4,9 +4,11 @@
 #
 # Bounded libFuzzer run of one fuzz target with ASan+UBSan (clang).
 #   devtools/fuzz.sh [--merge] [TARGET] [SECONDS]
-# TARGET defaults to wire_parse, SECONDS to 60. New inputs go to a scratch
-# corpus under build-fuzz/; --merge adds the ones that raise coverage to the
-# checked-in corpus in test/fuzz/corpus/TARGET (replayed by the `fuzz` suite).
+# TARGET (a test/fuzz/fuzz_TARGET.cc) defaults to wire_parse, SECONDS to 60.
+# New inputs go to a scratch corpus under build-fuzz/; --merge adds to the
+# checked-in corpus in test/fuzz/corpus/TARGET (replayed by the `fuzz` suite)
+# a smallest set of them that reaches every new edge (hit counts aside, which
+# would add thousands of inputs): the checked-in corpus stays small.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,7 +18,10 @@ target=${1:-wire_parse}
 seconds=${2:-60}
 case "$seconds" in ''|*[!0-9]*) echo "fuzz.sh: SECONDS must be a whole number, not '$seconds'" >&2; exit 2;; esac
 seeds=test/fuzz/corpus/$target
-[ -d "$seeds" ] || { echo "fuzz.sh: no corpus directory $seeds (unknown target '$target')" >&2; exit 2; }
+if [ ! -d "$seeds" ]; then
+  echo "fuzz.sh: no corpus directory $seeds (unknown target '$target'; targets: $(ls test/fuzz/corpus | tr '\n' ' '))" >&2
+  exit 2
+fi
 
 devtools/install-deps.sh
 builddir=build-fuzz
@@ -43,6 +48,6 @@ if [ "$rc" -ne 0 ]; then
 fi
 if [ "$merge" = 1 ]; then
   before=$(ls "$seeds" | wc -l)
-  "$builddir/test/fuzz/fuzz_$target" -merge=1 "$seeds" "$scratch" 2>>"$log"
+  "$builddir/test/fuzz/fuzz_$target" -set_cover_merge=1 -use_counters=0 "$seeds" "$scratch" 2>>"$log"
   echo "merged: $before -> $(ls "$seeds" | wc -l) inputs in $seeds"
 fi
