@@ -257,14 +257,10 @@ void Usage(FILE* f) {
 // Returns 0 to run, 1 to exit 0 (help), 2 for bad arguments (message printed).
 int ParseArgs(int argc, char** argv, Options* o) {
   static const option kLong[] = {
-      {"quick", no_argument, nullptr, 'q'},
-      {"json", no_argument, nullptr, 'j'},
-      {"seconds", required_argument, nullptr, 's'},
-      {"seeds", required_argument, nullptr, 'n'},
-      {"only", required_argument, nullptr, 'o'},
-      {"rounds", required_argument, nullptr, 'r'},
-      {"help", no_argument, nullptr, 'h'},
-      {nullptr, 0, nullptr, 0},
+      {"quick", no_argument, nullptr, 'q'},         {"json", no_argument, nullptr, 'j'},
+      {"seconds", required_argument, nullptr, 's'}, {"seeds", required_argument, nullptr, 'n'},
+      {"only", required_argument, nullptr, 'o'},    {"rounds", required_argument, nullptr, 'r'},
+      {"help", no_argument, nullptr, 'h'},          {nullptr, 0, nullptr, 0},
   };
   auto bad = [](const std::string& msg) {
     std::fprintf(stderr, "bench_transport: %s\n", msg.c_str());
