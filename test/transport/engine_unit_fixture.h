@@ -148,15 +148,10 @@ class EngineUnitTest : public ::testing::Test {
       ASSERT_EQ(out[0].type, PacketType::kConnReq);
       conn_req_ = out[0];
       eng_conn_ = out[0].conn.src_conn_id;
-      Packet acc;
+      // The ACCEPT says what the peer's request would, echoing the engine's nonce.
+      Packet acc = PeerReq(kPeerConnId, kPeerIncarnation, wire::kDefaultUdpPort, out[0].conn.nonce);
       acc.type = PacketType::kConnAccept;
       acc.dst_conn_id = eng_conn_;
-      acc.conn.src_conn_id = kPeerConnId;
-      acc.conn.nonce = out[0].conn.nonce;
-      acc.conn.num_paths = kPeerPaths;
-      acc.conn.max_payload = static_cast<uint16_t>(kPayload);
-      acc.conn.udp_port = wire::kDefaultUdpPort;
-      acc.conn.incarnation = kPeerIncarnation;
       acc.conn.stream_window = peer_stream_window_;
       Feed(acc);
     } else {
