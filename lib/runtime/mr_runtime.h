@@ -72,6 +72,16 @@ struct RuntimeConfig {
   bool telemetry = true;
   /** Pace each shard's transmission to this many bytes per second (mr_port_pacer.h); 0: unpaced. */
   uint64_t pace_bytes_per_sec = 0;
+  /**
+   * How shard i's engine reaches memory: memory[i] (it must outlive the
+   * runtime). Empty: this process's own memory (transport::ProcessMemory).
+   */
+  std::vector<transport::MemoryAccess*> memory;
+  /**
+   * Shard i's QP numbers end in i over this many bits (EngineConfig::qpn_tag_bits),
+   * so a peer QP's number says which shard holds it; 0: not tagged.
+   */
+  uint8_t qpn_shard_bits = 0;
 };
 
 /** A shard's counters: written by its thread, readable from any thread (relaxed). */

@@ -57,6 +57,17 @@ absl::StatusOr<std::unique_ptr<Runtime>> Runtime::Open(const RuntimeConfig& cfg)
     return absl::InvalidArgumentError(
         absl::StrCat("runtime: lcores='", n, "' is not allowed: 1..", kMaxShards));
   }
+  if (!cfg.memory.empty() && cfg.memory.size() != n) {
+    return absl::InvalidArgumentError(absl::StrCat("runtime: memory lists ", cfg.memory.size(),
+                                                   " accessors for lcores=", n,
+                                                   ": give one per shard, or none"));
+  }
+  if (cfg.qpn_shard_bits > transport::kMaxQpnTagBits || (n - 1) >> cfg.qpn_shard_bits != 0) {
+    if (cfg.qpn_shard_bits != 0) {
+      return absl::InvalidArgumentError(absl::StrCat("runtime: qpn_shard_bits=", cfg.qpn_shard_bits,
+                                                     " cannot number ", n, " shards"));
+    }
+  }
   if (!cfg.cpus.empty()) {
     if (cfg.cpus.size() < n) {
       return absl::InvalidArgumentError(absl::StrCat("runtime: cpus lists ", cfg.cpus.size(),
@@ -123,7 +134,10 @@ absl::StatusOr<std::unique_ptr<Runtime>> Runtime::Open(const RuntimeConfig& cfg)
     absl::StatusOr<transport::EngineConfig> ec =
         ShardEngineConfig(cfg.engine, s->port_->info(), s->udp_port_, i);
     if (!ec.ok()) return ec.status();
-    absl::StatusOr<std::unique_ptr<transport::Engine>> e = transport::Engine::Create(*ec, &s->mem_);
+    ec->qpn_tag_bits = cfg.qpn_shard_bits;
+    ec->qpn_tag = cfg.qpn_shard_bits != 0 ? i : 0;
+    transport::MemoryAccess* mem = cfg.memory.empty() ? &s->mem_ : cfg.memory[i];
+    absl::StatusOr<std::unique_ptr<transport::Engine>> e = transport::Engine::Create(*ec, mem);
     if (!e.ok()) return e.status();
     s->engine_ = std::move(*e);
     s->st_->pacer = port::TxPacer(cfg.pace_bytes_per_sec);

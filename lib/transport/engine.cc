@@ -17,6 +17,10 @@ namespace {
 
 absl::Status CheckConfig(const EngineConfig& c) {
   auto bad = [](auto... parts) { return absl::InvalidArgumentError(absl::StrCat(parts...)); };
+  if (c.qpn_tag_bits > kMaxQpnTagBits || c.qpn_tag >> c.qpn_tag_bits != 0) {
+    return bad("qpn_tag_bits must be 0..", kMaxQpnTagBits,
+               " and qpn_tag below 2^qpn_tag_bits, not ", c.qpn_tag_bits, " and ", c.qpn_tag);
+  }
   if (c.num_paths == 0 || c.num_paths > kMaxPaths) {
     return bad("num_paths must be 1..", kMaxPaths, ", not ", c.num_paths);
   }
@@ -98,7 +102,7 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& cfg, 
 
 Engine::Engine(std::unique_ptr<EngineImpl> impl) : impl_(std::move(impl)) {}
 Engine::~Engine() = default;
-absl::StatusOr<uint32_t> Engine::AllocPd() { return impl_->AllocPd(); }
+absl::StatusOr<uint32_t> Engine::AllocPd(uint64_t owner) { return impl_->AllocPd(owner); }
 absl::Status Engine::DeallocPd(uint32_t pd) { return impl_->DeallocPd(pd); }
 absl::StatusOr<MrInfo> Engine::RegMr(uint32_t pd, uint64_t addr, uint64_t len, uint32_t acc) {
   if (!impl_->pds.contains(pd)) return absl::NotFoundError(absl::StrCat("no PD ", pd));
@@ -129,6 +133,8 @@ size_t Engine::PollAsyncEvents(std::span<AsyncEvent> out) {
   }
   return n;
 }
+size_t Engine::TakeReadyCqs(std::span<uint32_t> out) { return impl_->TakeReadyCqs(out); }
+absl::Status Engine::SetQpError(uint32_t qpn) { return impl_->SetQpError(qpn); }
 bool Engine::CqInError(uint32_t cq) const {
   auto it = impl_->cqs.find(cq);
   return it != impl_->cqs.end() && it->second.error;
@@ -156,19 +162,19 @@ EngineImpl::EngineImpl(const EngineConfig& c, MemoryAccess* m)
   rng.Fill(cookie_key, sizeof(cookie_key));
   // Start QP numbers at a random point so a restarted engine does not reuse
   // the numbers its peers may still send to.
-  next_qpn = 1 + static_cast<uint32_t>(rng.Below(1u << 20));
+  next_qpn = static_cast<uint32_t>(rng.Below(kQpnSpace >> cfg.qpn_tag_bits));
 }
 
-absl::StatusOr<uint32_t> EngineImpl::AllocPd() {
+absl::StatusOr<uint32_t> EngineImpl::AllocPd(uint64_t owner) {
   const uint32_t pd = next_pd++;
-  pds[pd] = 0;
+  pds[pd] = Pd{0, owner};
   return pd;
 }
 
 absl::Status EngineImpl::DeallocPd(uint32_t pd) {
   auto it = pds.find(pd);
   if (it == pds.end()) return absl::NotFoundError(absl::StrCat("no PD ", pd));
-  if (it->second != 0 || mrs.CountInPd(pd) != 0) {
+  if (it->second.qps != 0 || mrs.CountInPd(pd) != 0) {
     return absl::FailedPreconditionError(
         absl::StrCat("PD ", pd, " still has QPs or memory regions"));
   }
@@ -193,10 +199,24 @@ absl::Status EngineImpl::DestroyCq(uint32_t cq) {
     }
   }
   cqs.erase(cq);
+  ready_cqs.erase(std::remove(ready_cqs.begin(), ready_cqs.end(), cq), ready_cqs.end());
   return absl::OkStatus();
 }
 
+uint32_t EngineImpl::NewQpn() {
+  // Verbs programs print and parse QP numbers as 24 bits; the low
+  // qpn_tag_bits say which engine of a daemon holds the QP.
+  const uint32_t span = kQpnSpace >> cfg.qpn_tag_bits;
+  for (;;) {
+    const uint32_t qpn = (next_qpn++ % span) << cfg.qpn_tag_bits | cfg.qpn_tag;
+    if (qpn != 0 && !qps.contains(qpn)) return qpn;
+  }
+}
+
 absl::StatusOr<uint32_t> EngineImpl::CreateQp(const QpAttr& a) {
+  if (qps.size() >= (kQpnSpace >> cfg.qpn_tag_bits) - 1) {
+    return absl::ResourceExhaustedError("every QP number of this engine is in use");
+  }
   if (!pds.contains(a.pd)) return absl::NotFoundError(absl::StrCat("no PD ", a.pd));
   if (!cqs.contains(a.send_cq) || !cqs.contains(a.recv_cq)) {
     return absl::NotFoundError("send_cq and recv_cq must be existing CQs");
@@ -206,10 +226,12 @@ absl::StatusOr<uint32_t> EngineImpl::CreateQp(const QpAttr& a) {
     return absl::InvalidArgumentError("max_send_wr, max_recv_wr and max_sge must be 1..2^20");
   }
   auto qp = std::make_unique<Qp>();
-  qp->qpn = next_qpn++;
+  qp->qpn = NewQpn();
   qp->attr = a;
   qp->state = QpState::kInit;
-  pds[a.pd]++;
+  Pd& pd = pds[a.pd];
+  pd.qps++;
+  qp->owner = pd.owner;
   const uint32_t qpn = qp->qpn;
   qps[qpn] = std::move(qp);
   return qpn;
@@ -230,7 +252,7 @@ absl::Status EngineImpl::DestroyQp(uint32_t qpn) {
     c->dirty.erase(std::remove(c->dirty.begin(), c->dirty.end(), qpn), c->dirty.end());
     if (c->state == ConnState::kFailed && c->qps.empty()) reap_pending = true;
   }
-  pds[qp->attr.pd]--;
+  pds[qp->attr.pd].qps--;
   qps.erase(qpn);
   return absl::OkStatus();
 }
@@ -244,9 +266,6 @@ absl::Status EngineImpl::ConnectQp(uint32_t qpn, const PeerAddr& peer, uint32_t 
   if (remote_qpn == 0) return absl::InvalidArgumentError("remote QP number must not be 0");
   if (peer.ip.v6 != cfg.local_ip.v6) {
     return absl::InvalidArgumentError("peer and local addresses differ in IP version");
-  }
-  if (peer.ip == cfg.local_ip && peer.udp_port == cfg.udp_port) {
-    return absl::InvalidArgumentError("peer address and port are this engine's own");
   }
   Connection* c = ConnFor(peer);
   if (c == nullptr) {
@@ -487,6 +506,23 @@ void EngineImpl::FeedTx(Connection* c, Qp* qp) {
   }
 }
 
+size_t EngineImpl::TakeReadyCqs(std::span<uint32_t> out) {
+  std::vector<uint32_t>& r = ready_cqs;
+  const size_t n = std::min(out.size(), r.size());
+  for (size_t i = 0; i < n; i++) {
+    out[i] = r[i];
+    if (auto it = cqs.find(r[i]); it != cqs.end()) it->second.ready = false;
+  }
+  r.erase(r.begin(), r.begin() + static_cast<ptrdiff_t>(n));
+  return n;
+}
+absl::Status EngineImpl::SetQpError(uint32_t qpn) {
+  Qp* qp = FindQp(qpn);
+  if (qp == nullptr) return absl::NotFoundError(absl::StrCat("no QP ", qpn));
+  FailQp(qp, WcStatus::kWrFlushErr);
+  return absl::OkStatus();
+}
+
 // ---- Completions ----
 
 void EngineImpl::PushCqe(uint32_t cq, const Completion& e) {
@@ -511,6 +547,10 @@ void EngineImpl::PushCqe(uint32_t cq, const Completion& e) {
     return;
   }
   q.entries.push_back(e);
+  if (!q.ready) {
+    q.ready = true;
+    ready_cqs.push_back(cq);
+  }
 }
 
 void EngineImpl::FailFatalQps() {

@@ -260,6 +260,7 @@ struct RxMsg {
 struct Qp {
   uint32_t qpn = 0;
   QpAttr attr;
+  uint64_t owner = 0;  ///< its PD's owner tag: every MemoryAccess call for it passes this
   QpState state = QpState::kReset;
   uint32_t conn = 0;  ///< local id of its connection
   /** The same connection; it outlives its QPs (a failed one is dropped only once none is left). */
@@ -311,13 +312,16 @@ class EngineImpl {
   EngineImpl(const EngineConfig& cfg, MemoryAccess* mem);
 
   // engine.cc: verbs.
-  absl::StatusOr<uint32_t> AllocPd();
+  absl::StatusOr<uint32_t> AllocPd(uint64_t owner);
+  uint32_t NewQpn();
   absl::Status DeallocPd(uint32_t pd);
   absl::StatusOr<uint32_t> CreateCq(uint32_t depth);
   absl::Status DestroyCq(uint32_t cq);
   absl::StatusOr<uint32_t> CreateQp(const QpAttr& attr);
   absl::Status DestroyQp(uint32_t qpn);
   absl::Status ConnectQp(uint32_t qpn, const PeerAddr& peer, uint32_t remote_qpn);
+  absl::Status SetQpError(uint32_t qpn);
+  size_t TakeReadyCqs(std::span<uint32_t> out);
   absl::Status PostSend(TimeNs now, uint32_t qpn, const SendWr& wr);
   absl::Status PostRecv(uint32_t qpn, const RecvWr& wr);
   size_t PollCq(uint32_t cq, std::span<Completion> out);
@@ -340,11 +344,16 @@ class EngineImpl {
   uint8_t cookie_key[16];  ///< keys the handshake cookies (never leaves the engine)
   EngineStats stats;
   MrTable mrs;
-  absl::flat_hash_map<uint32_t, uint32_t> pds;  ///< pd -> QPs using it
+  struct Pd {
+    uint32_t qps = 0;    ///< QPs using it
+    uint64_t owner = 0;  ///< AllocPd's tag, passed to MemoryAccess
+  };
+  absl::flat_hash_map<uint32_t, Pd> pds;
   struct Cq {
     std::deque<Completion> entries;
     uint32_t depth = 0;
     bool error = false;  ///< overflowed: completions were lost
+    bool ready = false;  ///< on ready_cqs
   };
   absl::flat_hash_map<uint32_t, Cq> cqs;
   std::deque<AsyncEvent> events;
@@ -396,8 +405,9 @@ class EngineImpl {
 
   // ---- completions (engine.cc) ----
   void PushCqe(uint32_t cq, const Completion& c);
-  void FailFatalQps();         ///< QPs whose CQ overflowed: flush them now
-  void CompleteSends(Qp* qp);  ///< send completions, in posting order
+  std::vector<uint32_t> ready_cqs;  ///< CQs given completions since the last TakeReadyCqs()
+  void FailFatalQps();              ///< QPs whose CQ overflowed: flush them now
+  void CompleteSends(Qp* qp);       ///< send completions, in posting order
   void FailQp(Qp* qp, WcStatus first_status);
   void FailConnection(Connection* c);
 

@@ -9,22 +9,27 @@
 
 namespace metaroce::transport {
 
-void ProcessMemory::Write(uint64_t va, const void* src, size_t len) {
+bool ProcessMemory::Write(uint64_t, uint64_t va, const void* src, size_t len) {
   std::memcpy(reinterpret_cast<void*>(va), src, len);
+  return true;
 }
 
-void ProcessMemory::Read(uint64_t va, void* dst, size_t len) {
+bool ProcessMemory::Read(uint64_t, uint64_t va, void* dst, size_t len) {
   std::memcpy(dst, reinterpret_cast<const void*>(va), len);
+  return true;
 }
 
-uint64_t ProcessMemory::FetchAdd(uint64_t va, uint64_t add) {
-  return std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(va)).fetch_add(add);
+bool ProcessMemory::FetchAdd(uint64_t, uint64_t va, uint64_t add, uint64_t* old) {
+  *old = std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(va)).fetch_add(add);
+  return true;
 }
 
-uint64_t ProcessMemory::CompareSwap(uint64_t va, uint64_t compare, uint64_t swap) {
+bool ProcessMemory::CompareSwap(uint64_t, uint64_t va, uint64_t compare, uint64_t swap,
+                                uint64_t* old) {
   std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(va))
       .compare_exchange_strong(compare, swap);
-  return compare;  // holds the previous value either way
+  *old = compare;  // holds the previous value either way
+  return true;
 }
 
 }  // namespace metaroce::transport

@@ -90,7 +90,19 @@ struct EngineConfig {
    * lifetimes of one engine the same value.
    */
   uint64_t incarnation = 0;
+  /**
+   * QP numbers are below 2^24 (as verbs programs print them) and end in these
+   * bits: qpn % 2^qpn_tag_bits == qpn_tag. A daemon with several engines
+   * (one per shard) finds a peer QP's engine from its number. 0..kMaxQpnTagBits.
+   */
+  uint8_t qpn_tag_bits = 0;
+  uint32_t qpn_tag = 0;
 };
+
+/** QP numbers are below this (24 bits, as in verbs). */
+inline constexpr uint32_t kQpnSpace = 1u << 24;
+/** Largest EngineConfig::qpn_tag_bits. */
+inline constexpr uint8_t kMaxQpnTagBits = 8;
 
 /** Longest message a work request may carry (verbs' max_msg_sz). */
 inline constexpr uint64_t kMaxMessageBytes = wire::kMaxMessageBytes;
@@ -252,7 +264,11 @@ class Engine {
   Engine& operator=(const Engine&) = delete;
 
   // ---- Verbs-level control path ----
-  absl::StatusOr<uint32_t> AllocPd();
+  /**
+   * A protection domain. @p owner tags every memory access made under it
+   * (MemoryAccess): a daemon passes the application that holds the PD.
+   */
+  absl::StatusOr<uint32_t> AllocPd(uint64_t owner = 0);
   absl::Status DeallocPd(uint32_t pd);
   /** Registers [addr, addr+len) with @p access (access::*). */
   absl::StatusOr<MrInfo> RegMr(uint32_t pd, uint64_t addr, uint64_t len, uint32_t access);
@@ -277,6 +293,17 @@ class Engine {
   size_t PollCq(uint32_t cq, std::span<Completion> out);
   /** Moves up to out.size() pending asynchronous events into @p out; returns how many. */
   size_t PollAsyncEvents(std::span<AsyncEvent> out);
+  /**
+   * Moves into @p out the CQs that were given completions since the last call
+   * (each once, in the order they got their first), up to out.size(); returns
+   * how many. Lets a poller visit only CQs with work.
+   */
+  size_t TakeReadyCqs(std::span<uint32_t> out);
+  /**
+   * Puts QP @p qpn in the error state at once (ibv_modify_qp to ERR): its
+   * outstanding work and receives complete flushed, its peer is not told.
+   */
+  absl::Status SetQpError(uint32_t qpn);
   /** True when @p cq overflowed (completions were lost; its QPs are in error). */
   bool CqInError(uint32_t cq) const;
 

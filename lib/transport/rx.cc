@@ -464,7 +464,7 @@ bool EngineImpl::Scatter(Qp* qp, const SgList& sg, uint64_t offset, std::span<co
     if (!mrs.CheckLocal(s.lkey, qp->attr.pd, s.addr + offset, n, access::kLocalWrite)) {
       return false;
     }
-    mem->Write(s.addr + offset, data.data() + done, n);
+    if (!mem->Write(qp->owner, s.addr + offset, data.data() + done, n)) return false;
     done += n;
     offset = 0;
   }
@@ -626,8 +626,12 @@ void EngineImpl::HandleRequest(TimeNs now, Connection* c, Qp* qp, const wire::Pa
       if (len != 0) {
         // The whole message must fit its region (as verbs checks it): no chunk
         // of a WRITE that reaches past the region is placed.
-        const wire::NakDetail why =
+        wire::NakDetail why =
             mrs.CheckRemote(d.rkey, qp->attr.pd, d.va, d.msg_len, access::kRemoteWrite);
+        if (why == wire::NakDetail::kNone &&
+            !mem->Write(qp->owner, d.va + d.msg_offset, p.payload.data(), len)) {
+          why = wire::NakDetail::kRegionInvalidated;  // its memory is out of reach
+        }
         if (why != wire::NakDetail::kNone) {
           m.failed = true;
           RefuseAfter(qp, m.msn);
@@ -635,7 +639,6 @@ void EngineImpl::HandleRequest(TimeNs now, Connection* c, Qp* qp, const wire::Pa
           AdvanceReceiver(now, c, qp);  // the QP enters the error state if it is next
           return;
         }
-        mem->Write(d.va + d.msg_offset, p.payload.data(), len);
       }
       break;
     }
@@ -708,10 +711,17 @@ void EngineImpl::AdvanceReceiver(TimeNs now, Connection* c, Qp* qp) {
         continue;  // the failed branch above ends the stream
       }
       const uint64_t len = atomic ? 8 : m.len;
-      const wire::NakDetail why =
+      wire::NakDetail why =
           len == 0 ? wire::NakDetail::kNone
                    : mrs.CheckRemote(m.rkey, qp->attr.pd, m.va, len,
                                      atomic ? access::kRemoteAtomic : access::kRemoteRead);
+      uint64_t orig = 0;
+      if (why == wire::NakDetail::kNone && atomic &&
+          !(m.type == PacketType::kAtomicFetchAdd
+                ? mem->FetchAdd(qp->owner, m.va, m.operand0, &orig)
+                : mem->CompareSwap(qp->owner, m.va, m.operand0, m.operand1, &orig))) {
+        why = wire::NakDetail::kRegionInvalidated;  // its memory is out of reach
+      }
       if (why != wire::NakDetail::kNone) {
         m.failed = true;
         RefuseAfter(qp, m.msn);
@@ -726,9 +736,7 @@ void EngineImpl::AdvanceReceiver(TimeNs now, Connection* c, Qp* qp) {
       if (atomic) {
         r->type = PacketType::kAtomicResp;
         r->len = 8;
-        r->orig = m.type == PacketType::kAtomicFetchAdd
-                      ? mem->FetchAdd(m.va, m.operand0)
-                      : mem->CompareSwap(m.va, m.operand0, m.operand1);
+        r->orig = orig;
         r->num_chunks = 1;
       } else {
         r->type = PacketType::kReadResp;

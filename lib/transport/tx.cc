@@ -17,9 +17,10 @@ using wire::PacketType;
 
 // Gathers @p len bytes at message offset @p off from a gather list, each
 // piece checked against the regions first (one may have been deregistered
-// since the work request was posted). False, and nothing read, if one fails.
-bool Gather(const MrTable& mrs, uint32_t pd, MemoryAccess* mem, const SgList& sg, uint64_t off,
-            uint8_t* dst, size_t len) {
+// since the work request was posted), or the memory could not be read. False
+// if one fails.
+bool Gather(const MrTable& mrs, uint32_t pd, uint64_t owner, MemoryAccess* mem, const SgList& sg,
+            uint64_t off, uint8_t* dst, size_t len) {
   uint64_t o = off;
   size_t left = len;
   for (const Sge& s : sg) {
@@ -40,7 +41,7 @@ bool Gather(const MrTable& mrs, uint32_t pd, MemoryAccess* mem, const SgList& sg
       continue;
     }
     const size_t n = std::min<uint64_t>(s.length - off, len);
-    mem->Read(s.addr + off, dst, n);
+    if (!mem->Read(owner, s.addr + off, dst, n)) return false;
     dst += n;
     len -= n;
     off = 0;
@@ -141,8 +142,12 @@ EngineImpl::Sent EngineImpl::SendChunk(TimeNs now, Connection* c, TxPath* path, 
   if (len != 0) {
     uint8_t* dst = slot->buf + pos;
     if (m->is_response) {
-      mem->Read(m->src_va + off, dst, len);
-    } else if (!Gather(mrs, qp->attr.pd, mem, m->sg, off, dst, len)) {
+      if (!mem->Read(qp->owner, m->src_va + off, dst, len)) {
+        // The region's memory is out of reach (its owner unmapped it or is gone).
+        FailResponse(now, c, ref, wire::NakDetail::kRegionInvalidated);
+        return Sent::kGone;
+      }
+    } else if (!Gather(mrs, qp->attr.pd, qp->owner, mem, m->sg, off, dst, len)) {
       // Its gather list's region went away: a local protection error, as in verbs.
       m->status = WcStatus::kLocProtErr;
       m->done = true;

@@ -408,10 +408,11 @@ class Harness;
 class GuardedMemory final : public MemoryAccess {
  public:
   GuardedMemory(Harness* h, int side) : h_(h), side_(side) {}
-  void Write(uint64_t va, const void* src, size_t len) override;
-  void Read(uint64_t va, void* dst, size_t len) override;
-  uint64_t FetchAdd(uint64_t va, uint64_t add) override;
-  uint64_t CompareSwap(uint64_t va, uint64_t compare, uint64_t swap) override;
+  bool Write(uint64_t owner, uint64_t va, const void* src, size_t len) override;
+  bool Read(uint64_t owner, uint64_t va, void* dst, size_t len) override;
+  bool FetchAdd(uint64_t owner, uint64_t va, uint64_t add, uint64_t* old) override;
+  bool CompareSwap(uint64_t owner, uint64_t va, uint64_t compare, uint64_t swap,
+                   uint64_t* old) override;
 
  private:
   Harness* h_;
@@ -546,17 +547,22 @@ class Harness {
 
 // ---- GuardedMemory forwards every access to the harness's checks ----
 
-void GuardedMemory::Write(uint64_t va, const void* src, size_t len) {
+bool GuardedMemory::Write(uint64_t, uint64_t va, const void* src, size_t len) {
   h_->MemWrite(side_, va, static_cast<const uint8_t*>(src), len);
+  return true;
 }
-void GuardedMemory::Read(uint64_t va, void* dst, size_t len) {
+bool GuardedMemory::Read(uint64_t, uint64_t va, void* dst, size_t len) {
   h_->MemRead(side_, va, static_cast<uint8_t*>(dst), len);
+  return true;
 }
-uint64_t GuardedMemory::FetchAdd(uint64_t va, uint64_t add) {
-  return h_->MemAtomic(side_, va, false, add, 0);
+bool GuardedMemory::FetchAdd(uint64_t, uint64_t va, uint64_t add, uint64_t* old) {
+  *old = h_->MemAtomic(side_, va, false, add, 0);
+  return true;
 }
-uint64_t GuardedMemory::CompareSwap(uint64_t va, uint64_t compare, uint64_t swap) {
-  return h_->MemAtomic(side_, va, true, compare, swap);
+bool GuardedMemory::CompareSwap(uint64_t, uint64_t va, uint64_t compare, uint64_t swap,
+                                uint64_t* old) {
+  *old = h_->MemAtomic(side_, va, true, compare, swap);
+  return true;
 }
 
 void Harness::Fail(const char* fmt, ...) {

@@ -93,14 +93,23 @@ class RecordingMemory final : public MemoryAccess {
     uint64_t va;
     size_t len;
   };
-  void Write(uint64_t va, const void* src, size_t len) override { mem_.Write(va, src, len); }
-  void Read(uint64_t va, void* dst, size_t len) override {
-    reads.push_back({va, len});
-    mem_.Read(va, dst, len);
+  bool Write(uint64_t owner, uint64_t va, const void* src, size_t len) override {
+    owners.push_back(owner);
+    return owner != unreachable_owner && mem_.Write(owner, va, src, len);
   }
-  uint64_t FetchAdd(uint64_t va, uint64_t add) override { return mem_.FetchAdd(va, add); }
-  uint64_t CompareSwap(uint64_t va, uint64_t compare, uint64_t swap) override {
-    return mem_.CompareSwap(va, compare, swap);
+  bool Read(uint64_t owner, uint64_t va, void* dst, size_t len) override {
+    reads.push_back({va, len});
+    owners.push_back(owner);
+    return owner != unreachable_owner && mem_.Read(owner, va, dst, len);
+  }
+  bool FetchAdd(uint64_t owner, uint64_t va, uint64_t add, uint64_t* old) override {
+    owners.push_back(owner);
+    return owner != unreachable_owner && mem_.FetchAdd(owner, va, add, old);
+  }
+  bool CompareSwap(uint64_t owner, uint64_t va, uint64_t compare, uint64_t swap,
+                   uint64_t* old) override {
+    owners.push_back(owner);
+    return owner != unreachable_owner && mem_.CompareSwap(owner, va, compare, swap, old);
   }
   /** True if any read since reads.clear() touched [va, va + len). */
   bool ReadAny(uint64_t va, size_t len) const {
@@ -110,6 +119,9 @@ class RecordingMemory final : public MemoryAccess {
     return false;
   }
   std::vector<Range> reads;
+  std::vector<uint64_t> owners;  ///< the owner tag of every access
+  /** Accesses with this owner fail, as for an application that is gone. */
+  uint64_t unreachable_owner = UINT64_MAX;
 
  private:
   ProcessMemory mem_;

@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The metaroce authors
+ */
+
+/**
+ * @file
+ * Shared-memory segments between metaroced and an application: layouts of the
+ * application segment (doorbell and async-event rings), the CQ segment and
+ * the QP segment (send and receive rings), computed the same way on both
+ * sides from the depths of the create reply.
+ *
+ * Every ring is single producer / single consumer with free-running 32-bit
+ * indices, each on its own cache line; an entry is written before the
+ * producer index is published (release) and read after it is seen (acquire).
+ * The shim serialises its own threads per ring. The daemon keeps its own copy
+ * of every depth and every index it owns, and treats what the application
+ * wrote (its indices, entries, flags) as untrusted: an index that moved by
+ * more than the ring holds is a corrupt ring and fails the object, never a
+ * read outside the segment.
+ */
+
+#ifndef METAROCE_MR_IPC_RING_H
+#define METAROCE_MR_IPC_RING_H
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace metaroce::ipc {
+
+inline constexpr size_t kCacheLine = 64;
+/** SGEs one send or receive ring entry holds (the device's max_sge). */
+inline constexpr uint32_t kMaxSge = 16;
+/** Inline data one send entry holds (the device's max_inline_data). */
+inline constexpr uint32_t kMaxInlineBytes = 256;
+/** Deepest ring (send, receive, completion): the device's max_qp_wr and max_cqe. */
+inline constexpr uint32_t kMaxRingDepth = 1u << 15;
+/** Doorbell slots: two per QP at most (send and receive), so it never fills. */
+inline constexpr uint32_t kMaxQpsPerApp = 4096;
+inline constexpr uint32_t kDoorbellSlots = 2 * kMaxQpsPerApp;
+/** Async events the daemon can have queued for one application (older ones are dropped). */
+inline constexpr uint32_t kAsyncSlots = 256;
+
+/** A ring index on a cache line of its own. */
+struct alignas(kCacheLine) RingIndex {
+  std::atomic<uint32_t> v{0};
+};
+static_assert(sizeof(RingIndex) == kCacheLine);
+static_assert(std::atomic<uint32_t>::is_always_lock_free);
+
+/** One scatter/gather element, as struct ibv_sge. */
+struct Sge {
+  uint64_t addr = 0;
+  uint32_t length = 0;
+  uint32_t lkey = 0;
+};
+static_assert(sizeof(Sge) == 16);
+
+/** A send work request, as struct ibv_send_wr (values of the ibv_* enums). */
+struct SqEntry {
+  uint64_t wr_id = 0;
+  uint32_t opcode = 0;      ///< enum ibv_wr_opcode
+  uint32_t send_flags = 0;  ///< IBV_SEND_*; IBV_SEND_INLINE: data is in inline_data
+  uint32_t imm_data = 0;    ///< network byte order, as the application gave it
+  uint32_t num_sge = 0;     ///< 0..kMaxSge (0 with IBV_SEND_INLINE)
+  uint32_t rkey = 0;
+  uint32_t inline_len = 0;  ///< IBV_SEND_INLINE: bytes in inline_data
+  uint64_t remote_addr = 0;
+  uint64_t compare_add = 0;
+  uint64_t swap = 0;
+  uint8_t reserved[16] = {};
+  union {
+    Sge sge[kMaxSge];
+    uint8_t inline_data[kMaxInlineBytes];
+  };
+};
+static_assert(sizeof(SqEntry) == 64 + kMaxSge * sizeof(Sge));
+static_assert(kMaxInlineBytes <= kMaxSge * sizeof(Sge));
+
+/** A receive work request, as struct ibv_recv_wr. */
+struct RqEntry {
+  uint64_t wr_id = 0;
+  uint32_t num_sge = 0;
+  uint32_t reserved = 0;
+  Sge sge[kMaxSge];
+};
+static_assert(sizeof(RqEntry) == 16 + kMaxSge * sizeof(Sge));
+
+/** A completion, the fields of struct ibv_wc the daemon sets (values of the ibv_* enums). */
+struct CqEntry {
+  uint64_t wr_id = 0;
+  uint32_t byte_len = 0;
+  uint32_t imm_data = 0;  ///< network byte order (IBV_WC_WITH_IMM)
+  uint32_t qp_num = 0;
+  uint32_t src_qp = 0;
+  uint8_t status = 0;     ///< enum ibv_wc_status
+  uint8_t opcode = 0;     ///< enum ibv_wc_opcode
+  uint16_t wc_flags = 0;  ///< IBV_WC_WITH_IMM, ...
+  uint32_t reserved = 0;
+};
+static_assert(sizeof(CqEntry) == 32);
+
+/** What rings the doorbell. */
+enum class DoorbellKind : uint32_t { kSq = 1, kRq = 2 };
+
+/** "Object @p handle has new entries": the daemon then drains that ring. */
+struct Doorbell {
+  uint32_t handle = 0;
+  uint32_t kind = 0;  ///< DoorbellKind
+};
+static_assert(sizeof(Doorbell) == 8);
+
+/** An asynchronous event, as struct ibv_async_event. */
+struct AsyncEntry {
+  uint32_t event_type = 0;  ///< enum ibv_event_type
+  uint32_t handle = 0;      ///< the CQ or QP handle (0 for device events)
+};
+static_assert(sizeof(AsyncEntry) == 8);
+
+/** Head of the application segment (kHello's reply fd). */
+struct AppSegment {
+  RingIndex db_prod;     ///< application
+  RingIndex db_cons;     ///< daemon
+  RingIndex async_prod;  ///< daemon
+  RingIndex async_cons;  ///< application
+  /** Daemon: 1 once it is shutting down (the socket's EOF tells the same when it dies). */
+  RingIndex daemon_gone;
+  Doorbell doorbells[kDoorbellSlots];
+  AsyncEntry async[kAsyncSlots];
+};
+
+/** Head of a CQ segment; depth CqEntry follow at cq_entries_offset. */
+struct CqSegment {
+  RingIndex prod;  ///< daemon
+  RingIndex cons;  ///< application
+  /**
+   * Application: 1 = signal the channel on the next completion, 2 = on the
+   * next solicited one (ibv_req_notify_cq); the daemon clears it when it signals.
+   */
+  RingIndex arm;
+  RingIndex events;    ///< daemon: completion events signalled so far (ibv_get_cq_event)
+  RingIndex overflow;  ///< daemon: 1 once a completion found the ring full (CQ in error)
+};
+inline constexpr size_t kCqEntriesOffset = sizeof(CqSegment);
+
+/** Head of a QP segment; the send ring then the receive ring follow. */
+struct QpSegment {
+  RingIndex sq_prod;     ///< application: send entries posted
+  RingIndex sq_cons;     ///< daemon: send entries taken
+  RingIndex sq_retired;  ///< daemon: send WRs finished (signalled or not): their slots are free
+  RingIndex rq_prod;
+  RingIndex rq_cons;
+  RingIndex rq_retired;
+  RingIndex sq_doorbell;  ///< application sets it to 1 before ringing; daemon clears it
+  RingIndex rq_doorbell;
+  RingIndex status;  ///< daemon: QpStatus
+};
+inline constexpr size_t kSqOffset = sizeof(QpSegment);
+
+constexpr size_t RoundUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+/** Bytes of a CQ segment of @p depth entries. */
+constexpr size_t CqSegmentBytes(uint32_t depth) {
+  return RoundUp(kCqEntriesOffset + size_t{depth} * sizeof(CqEntry), 4096);
+}
+/** Offset of the receive ring in a QP segment with @p sq_depth send entries. */
+constexpr size_t RqOffset(uint32_t sq_depth) {
+  return kSqOffset + size_t{sq_depth} * sizeof(SqEntry);
+}
+/** Bytes of a QP segment. */
+constexpr size_t QpSegmentBytes(uint32_t sq_depth, uint32_t rq_depth) {
+  return RoundUp(RqOffset(sq_depth) + size_t{rq_depth} * sizeof(RqEntry), 4096);
+}
+inline constexpr size_t kAppSegmentBytes = RoundUp(sizeof(AppSegment), 4096);
+
+/** Smallest power of two >= @p n (1 for 0). */
+constexpr uint32_t RingDepth(uint32_t n) {
+  uint32_t d = 1;
+  while (d < n) d <<= 1;
+  return d;
+}
+
+}  // namespace metaroce::ipc
+
+#endif  // METAROCE_MR_IPC_RING_H
