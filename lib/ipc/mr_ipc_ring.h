@@ -68,7 +68,7 @@ struct SqEntry {
   uint64_t remote_addr = 0;
   uint64_t compare_add = 0;
   uint64_t swap = 0;
-  uint8_t reserved[16] = {};
+  uint8_t reserved[8] = {};
   union {
     Sge sge[kMaxSge];
     uint8_t inline_data[kMaxInlineBytes];
