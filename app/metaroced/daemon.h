@@ -1,0 +1,380 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The metaroce authors
+ */
+
+// metaroced's pieces (doc/daemon.md): the control thread (control.cc) accepts
+// applications and turns their control requests into work for the shard that
+// owns them; each shard's thread runs that work and its applications' fast
+// path (objects.cc: verbs objects; dataplane.cc: rings <-> engine); memory.cc
+// reaches application memory for the engine.
+
+#ifndef METAROCE_APP_METAROCED_DAEMON_H
+#define METAROCE_APP_METAROCED_DAEMON_H
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "config.h"
+#include "mr_ipc.h"
+#include "mr_ipc_ring.h"
+#include "mr_runtime.h"
+#include "mr_transport.h"
+
+namespace metaroce::daemon {
+
+/** Addresses at and above this are the daemon's inline windows, never application memory. */
+inline constexpr uint64_t kInlineVaBase = uint64_t{1} << 60;
+/** Each QP slot of an application has a window this large (its send ring). */
+inline constexpr int kInlineWindowShift = 32;
+inline constexpr uint64_t kInlineVaBytes = uint64_t{ipc::kMaxQpsPerApp} << kInlineWindowShift;
+static_assert(ipc::QpSegmentBytes(ipc::kMaxRingDepth, ipc::kMaxRingDepth) <
+              (uint64_t{1} << kInlineWindowShift));
+
+/** A memfd the daemon created and mapped (a ring segment). */
+class Segment {
+ public:
+  /** Creates and maps @p bytes of zeroes; errors name @p what. */
+  static absl::StatusOr<std::unique_ptr<Segment>> Create(const char* what, size_t bytes);
+  ~Segment();
+  Segment(const Segment&) = delete;
+  Segment& operator=(const Segment&) = delete;
+  int fd() const { return fd_; }
+  size_t bytes() const { return bytes_; }
+  template <typename T>
+  T* at(size_t offset = 0) const {
+    return reinterpret_cast<T*>(static_cast<uint8_t*>(base_) + offset);
+  }
+
+ private:
+  Segment() = default;
+  int fd_ = -1;
+  void* base_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+/**
+ * One application's address space as the engine reaches it: regions backed by
+ * a memfd it passed (mapped here: plain copies), the inline windows of its
+ * send rings, and cross-memory attach (process_vm_readv/writev) for the rest.
+ * Used by its shard's thread only, except `gone`.
+ */
+class AppMemory {
+ public:
+  AppMemory(pid_t pid) : pid_(pid) {}
+  ~AppMemory();
+
+  bool Read(uint64_t va, void* dst, size_t len);
+  bool Write(uint64_t va, const void* src, size_t len);
+  /** 8-byte atomics: CPU atomics on a shared mapping; read-modify-write over CMA (not atomic
+   * against the application's own CPU accesses). */
+  bool Atomic(uint64_t va, bool cas, uint64_t a, uint64_t b, uint64_t* old);
+
+  /**
+   * Maps @p fd's [offset, offset + len) (sealed against shrinking) as the
+   * application's [va, va + len). Returns the mapping's key, or 0 when it
+   * cannot be used (the caller falls back to cross-memory attach).
+   */
+  uint64_t AddMapping(int fd, uint64_t va, uint64_t len, uint64_t offset);
+  /** Drops one user of the mapping @p key; unmapped with its last. */
+  void ReleaseMapping(uint64_t key);
+
+  /** QP slot @p slot's send ring (daemon view), for its inline window; nullptr to clear. */
+  void SetInlineWindow(uint32_t slot, uint8_t* ring, size_t bytes);
+
+  /** The application is gone: nothing is read or written for it any more. */
+  std::atomic<bool> gone{false};
+  pid_t pid() const { return pid_; }
+  uint64_t cma_calls() const { return cma_calls_; }
+  uint64_t shared_copies() const { return shared_copies_; }
+
+ private:
+  struct Mapping {
+    uint64_t len = 0;
+    uint8_t* ptr = nullptr;  // daemon address of va
+    void* base = nullptr;    // what mmap returned
+    size_t map_bytes = 0;
+    uint32_t users = 0;
+  };
+  uint8_t* Find(uint64_t va, size_t len);
+
+  pid_t pid_;
+  std::map<uint64_t, Mapping> maps_;  // by application address
+  struct Window {
+    uint8_t* ring = nullptr;
+    size_t bytes = 0;
+  };
+  std::vector<Window> windows_;
+  uint64_t cma_calls_ = 0;
+  uint64_t shared_copies_ = 0;
+};
+
+/** A shard's MemoryAccess: the owner tag is the application id. */
+class DaemonMemory final : public transport::MemoryAccess {
+ public:
+  bool Write(uint64_t owner, uint64_t va, const void* src, size_t len) override;
+  bool Read(uint64_t owner, uint64_t va, void* dst, size_t len) override;
+  bool FetchAdd(uint64_t owner, uint64_t va, uint64_t add, uint64_t* old) override;
+  bool CompareSwap(uint64_t owner, uint64_t va, uint64_t compare, uint64_t swap,
+                   uint64_t* old) override;
+  void Attach(uint64_t owner, AppMemory* m) { apps_[owner] = m; }
+  void Detach(uint64_t owner) { apps_.erase(owner); }
+
+ private:
+  AppMemory* Of(uint64_t owner);
+  absl::flat_hash_map<uint64_t, AppMemory*> apps_;
+};
+
+/** Handles: slot index + 1 in the low 16 bits, a generation above (a stale handle never matches).
+ */
+template <typename T>
+class HandleTable {
+ public:
+  static constexpr uint32_t kMaxSlots = 0xffff;
+  /** Stores @p obj; 0 if every slot is used. */
+  uint32_t Add(std::unique_ptr<T> obj) {
+    uint32_t i;
+    if (!free_.empty()) {
+      i = free_.back();
+      free_.pop_back();
+    } else {
+      if (slots_.size() >= kMaxSlots) return 0;
+      i = static_cast<uint32_t>(slots_.size());
+      slots_.push_back({});
+    }
+    Slot& s = slots_[i];
+    s.gen = (s.gen + 1) & 0xffff;
+    if (s.gen == 0) s.gen = 1;
+    s.obj = std::move(obj);
+    count_++;
+    return s.gen << 16 | (i + 1);
+  }
+  T* Get(uint32_t h) const {
+    const uint32_t i = (h & 0xffff) - 1;
+    if ((h & 0xffff) == 0 || i >= slots_.size() || slots_[i].gen != h >> 16) return nullptr;
+    return slots_[i].obj.get();
+  }
+  /** Slot index of a valid handle (for per-slot side tables). */
+  static uint32_t SlotOf(uint32_t h) { return (h & 0xffff) - 1; }
+  std::unique_ptr<T> Remove(uint32_t h) {
+    if (Get(h) == nullptr) return nullptr;
+    const uint32_t i = SlotOf(h);
+    free_.push_back(i);
+    count_--;
+    return std::move(slots_[i].obj);
+  }
+  uint32_t size() const { return count_; }
+  /** Calls @p f(handle, T&) for each object. */
+  template <typename F>
+  void ForEach(F f) const {
+    for (uint32_t i = 0; i < slots_.size(); i++) {
+      if (slots_[i].obj) f(slots_[i].gen << 16 | (i + 1), *slots_[i].obj);
+    }
+  }
+
+ private:
+  struct Slot {
+    uint32_t gen = 0;
+    std::unique_ptr<T> obj;
+  };
+  std::vector<Slot> slots_;
+  std::vector<uint32_t> free_;
+  uint32_t count_ = 0;
+};
+
+struct PdObj {
+  uint32_t engine_pd = 0;
+  uint32_t inline_lkey = 0;  ///< the PD's region over the inline windows (local read only)
+  uint32_t users = 0;        ///< MRs and QPs in it
+};
+
+struct MrObj {
+  uint32_t pd = 0;
+  uint32_t lkey = 0;
+  uint64_t length = 0;
+  uint64_t mapping = 0;  ///< AppMemory mapping key, 0: cross-memory attach
+};
+
+struct ChannelObj {
+  int efd = -1;
+  uint32_t users = 0;
+  ~ChannelObj();
+};
+
+struct CqObj {
+  uint32_t handle = 0;
+  uint32_t engine_cq = 0;
+  std::unique_ptr<Segment> seg;
+  uint32_t depth = 0;
+  uint32_t prod = 0;  ///< entries written (the daemon's own copy)
+  uint32_t channel = 0;
+  uint32_t users = 0;    ///< QPs completing into it
+  bool backlog = false;  ///< completions wait in the engine for room in the ring
+  bool overflowed = false;
+  ipc::CqSegment* head() const { return seg->at<ipc::CqSegment>(); }
+};
+
+struct QpObj {
+  uint32_t handle = 0;
+  uint32_t qpn = 0;
+  uint32_t pd = 0, send_cq = 0, recv_cq = 0;
+  bool sq_sig_all = false;
+  uint32_t max_send_sge = 0, max_recv_sge = 0, max_inline = 0;
+  std::unique_ptr<Segment> seg;
+  uint32_t sq_depth = 0, rq_depth = 0;
+  uint32_t sq_cons = 0, rq_cons = 0;         ///< entries taken (the daemon's own copies)
+  uint32_t sq_retired = 0, rq_retired = 0;   ///< written to the segment as they move
+  std::vector<uint64_t> sq_wr_id, rq_wr_id;  ///< the application's wr_id by ring position
+  bool connected = false;
+  bool stalled = false;  ///< the engine's queue was full: drain again next iteration
+  bool error = false;
+  ipc::QpSegment* head() const { return seg->at<ipc::QpSegment>(); }
+  ipc::SqEntry* sq() const { return seg->at<ipc::SqEntry>(ipc::kSqOffset); }
+  ipc::RqEntry* rq() const { return seg->at<ipc::RqEntry>(ipc::RqOffset(sq_depth)); }
+};
+
+class ShardService;
+
+/** One attached application (one verbs context). */
+struct App {
+  uint64_t id = 0;  ///< never reused; the engine owner tag of its PDs
+  pid_t pid = 0;
+  uid_t uid = 0;
+  int sock = -1;
+  int pidfd = -1;  ///< readable once the process is gone (even if a child kept the socket)
+  uint16_t shard = 0;
+  std::unique_ptr<Segment> seg;  ///< ipc::AppSegment
+  int async_efd = -1;
+  std::unique_ptr<AppMemory> mem;
+  HandleTable<PdObj> pds;
+  HandleTable<MrObj> mrs;
+  HandleTable<ChannelObj> channels;
+  HandleTable<CqObj> cqs;
+  HandleTable<QpObj> qps;
+  uint64_t mr_bytes = 0;
+  uint32_t db_cons = 0;
+  uint32_t async_prod = 0;
+  bool corrupt = false;  ///< it broke its rings: detached at the next chance
+  // Counters (telemetry).
+  uint64_t wrs_posted = 0, recvs_posted = 0, completions = 0, bad_entries = 0;
+  ipc::AppSegment* head() const { return seg->at<ipc::AppSegment>(); }
+  ~App();
+};
+
+/**
+ * A shard's half of the daemon: work handed over by the control thread and,
+ * every iteration, the fast path of the applications it owns. Runs on the
+ * shard's thread, except Submit().
+ */
+class ShardService {
+ public:
+  ShardService(const DaemonConfig& cfg, uint16_t index) : cfg_(cfg), index_(index) {}
+  DaemonMemory* memory() { return &mem_; }
+  void set_shard(runtime::Shard* s) { shard_ = s; }
+
+  /** Runs @p fn on the shard's thread and waits for it. Any thread but the shard's. */
+  void RunOnShard(const std::function<void()>& fn);
+  /** One iteration: handed-over work, then the applications' rings. Shard thread. */
+  void Iterate();
+  /** Whether any application still has work in flight (SIGTERM waits for none). */
+  bool Busy() const;
+
+  // ---- On the shard thread (objects.cc) ----
+  /** Executes one control request of @p app; fills the reply body and descriptors. */
+  int Execute(App* app, ipc::Op op, const uint8_t* body, size_t len, const int* fds, int nfds,
+              std::vector<uint8_t>* reply, std::vector<int>* reply_fds);
+  void AttachApp(App* app);
+  /** Destroys everything @p app holds; its QPs' peers see their streams end. */
+  void DetachApp(App* app);
+
+ private:
+  friend struct Dataplane;
+  // dataplane.cc
+  void PollApp(App* app);
+  void DrainSq(App* app, QpObj* qp);
+  void DrainRq(App* app, QpObj* qp);
+  void MoveCompletions(App* app, CqObj* cq);
+  void DeliverAsync(App* app, uint32_t type, uint32_t handle);
+  void PollEngineEvents();
+  void FailQp(App* app, QpObj* qp);
+  // objects.cc
+  int CreateQp(App* app, const ipc::CreateQpReq& r, std::vector<uint8_t>* reply,
+               std::vector<int>* fds);
+  int ConnectQp(App* app, const ipc::ConnectQpReq& r);
+  int DestroyQp(App* app, uint32_t h);
+  int RegMr(App* app, const ipc::RegMrReq& r, const int* fds, int nfds,
+            std::vector<uint8_t>* reply);
+  int DestroyCq(App* app, uint32_t h);
+
+  transport::Engine& engine() { return shard_->engine(); }
+
+  const DaemonConfig& cfg_;
+  uint16_t index_;
+  runtime::Shard* shard_ = nullptr;
+  DaemonMemory mem_;
+  std::vector<App*> apps_;
+  /** Engine QP number -> its application and handle; engine CQ -> the same. */
+  struct Owner {
+    App* app = nullptr;
+    uint32_t handle = 0;
+  };
+  absl::flat_hash_map<uint32_t, Owner> qp_owner_;
+  absl::flat_hash_map<uint32_t, Owner> cq_owner_;
+  std::vector<std::pair<App*, uint32_t>> cq_backlog_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::function<void()>> work_;
+  uint64_t work_submitted_ = 0, work_done_ = 0;
+  std::atomic<bool> has_work_{false};
+};
+
+/** The control thread: the socket, sessions, shutdown. */
+class Server {
+ public:
+  Server(const DaemonConfig& cfg, runtime::Runtime* rt, std::vector<ShardService*> shards);
+  ~Server();
+  /** Creates the socket (an error says which path and why). */
+  absl::Status Listen();
+  /** Serves until SIGTERM/SIGINT (blocked in every thread; read here through a signalfd). */
+  void Serve();
+  /** Detaches every application (they see end of file: device fatal). */
+  void CloseAll();
+  /** Applications attached now. */
+  size_t num_apps() const { return apps_.size(); }
+
+ private:
+  void Accept();
+  void Handle(App* app);
+  void Drop(App* app);
+
+  const DaemonConfig& cfg_;
+  runtime::Runtime* rt_;
+  std::vector<ShardService*> shards_;
+  int listen_fd_ = -1;
+  int epoll_fd_ = -1;
+  int signal_fd_ = -1;
+  uint64_t next_app_id_ = 1;
+  uint16_t next_shard_ = 0;
+  absl::flat_hash_map<int, std::unique_ptr<App>> apps_;  // by socket
+};
+
+/** The daemon's UDP port for the shard holding QP @p qpn (config: base + tag). */
+uint16_t PortForQpn(uint16_t base_udp_port, uint32_t qpn);
+/** Low bits of a QP number that name its shard (runtime::kMaxShards shards). */
+inline constexpr uint8_t kQpnShardBits = 4;
+static_assert((1u << kQpnShardBits) >= runtime::kMaxShards);
+
+}  // namespace metaroce::daemon
+
+#endif  // METAROCE_APP_METAROCED_DAEMON_H

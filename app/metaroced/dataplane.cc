@@ -1,0 +1,417 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The metaroce authors
+ */
+
+// The applications' fast path, once per shard iteration: doorbells -> send
+// and receive entries -> the engine; the engine's completions -> CQ rings
+// (and completion channels); asynchronous events -> the application's event
+// ring. Everything read from shared memory is copied out first and checked:
+// an application can only break its own objects.
+
+#include <infiniband/verbs.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "daemon.h"
+#include "mr_log.h"
+
+namespace metaroce::daemon {
+namespace {
+
+using transport::Completion;
+using transport::Opcode;
+using transport::WcOpcode;
+using transport::WcStatus;
+
+bool OpcodeOf(uint32_t ibv, Opcode* op) {
+  switch (ibv) {
+    case IBV_WR_RDMA_WRITE: *op = Opcode::kWrite; return true;
+    case IBV_WR_RDMA_WRITE_WITH_IMM: *op = Opcode::kWriteImm; return true;
+    case IBV_WR_SEND: *op = Opcode::kSend; return true;
+    case IBV_WR_SEND_WITH_IMM: *op = Opcode::kSendImm; return true;
+    case IBV_WR_RDMA_READ: *op = Opcode::kRead; return true;
+    case IBV_WR_ATOMIC_CMP_AND_SWP: *op = Opcode::kAtomicCompSwap; return true;
+    case IBV_WR_ATOMIC_FETCH_AND_ADD: *op = Opcode::kAtomicFetchAdd; return true;
+    default: return false;
+  }
+}
+
+uint8_t IbvStatus(WcStatus s) {
+  switch (s) {
+    case WcStatus::kSuccess: return IBV_WC_SUCCESS;
+    case WcStatus::kLocLenErr: return IBV_WC_LOC_LEN_ERR;
+    case WcStatus::kLocQpOpErr: return IBV_WC_LOC_QP_OP_ERR;
+    case WcStatus::kLocProtErr: return IBV_WC_LOC_PROT_ERR;
+    case WcStatus::kWrFlushErr: return IBV_WC_WR_FLUSH_ERR;
+    case WcStatus::kBadRespErr: return IBV_WC_BAD_RESP_ERR;
+    case WcStatus::kRemInvReqErr: return IBV_WC_REM_INV_REQ_ERR;
+    case WcStatus::kRemAccessErr: return IBV_WC_REM_ACCESS_ERR;
+    case WcStatus::kRemOpErr: return IBV_WC_REM_OP_ERR;
+    case WcStatus::kRetryExcErr: return IBV_WC_RETRY_EXC_ERR;
+    case WcStatus::kRnrRetryExcErr: return IBV_WC_RNR_RETRY_EXC_ERR;
+    case WcStatus::kGeneralErr: return IBV_WC_GENERAL_ERR;
+  }
+  return IBV_WC_GENERAL_ERR;
+}
+
+uint8_t IbvOpcode(WcOpcode o) {
+  switch (o) {
+    case WcOpcode::kSend: return IBV_WC_SEND;
+    case WcOpcode::kRdmaWrite: return IBV_WC_RDMA_WRITE;
+    case WcOpcode::kRdmaRead: return IBV_WC_RDMA_READ;
+    case WcOpcode::kCompSwap: return IBV_WC_COMP_SWAP;
+    case WcOpcode::kFetchAdd: return IBV_WC_FETCH_ADD;
+    case WcOpcode::kRecv: return IBV_WC_RECV;
+    case WcOpcode::kRecvRdmaWithImm: return IBV_WC_RECV_RDMA_WITH_IMM;
+  }
+  return IBV_WC_SEND;
+}
+
+bool IsReceive(WcOpcode o) { return o == WcOpcode::kRecv || o == WcOpcode::kRecvRdmaWithImm; }
+
+void Signal(int efd) {
+  const uint64_t one = 1;
+  ssize_t n = write(efd, &one, sizeof(one));
+  (void)n;  // a full eventfd counter is already signalled
+}
+
+}  // namespace
+
+void ShardService::Iterate() {
+  if (has_work_.load(std::memory_order_acquire)) {
+    std::vector<std::function<void()>> work;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      work.swap(work_);
+      has_work_.store(false, std::memory_order_relaxed);
+    }
+    for (auto& fn : work) fn();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      work_done_ += work.size();
+    }
+    cv_.notify_all();
+  }
+  for (App* app : apps_) PollApp(app);
+  // Completions: CQs the engine filled, then those still waiting for ring room.
+  std::array<uint32_t, 64> ready;
+  for (;;) {
+    const size_t n = engine().TakeReadyCqs(ready);
+    for (size_t i = 0; i < n; i++) {
+      auto it = cq_owner_.find(ready[i]);
+      if (it == cq_owner_.end()) continue;
+      if (CqObj* cq = it->second.app->cqs.Get(it->second.handle)) {
+        MoveCompletions(it->second.app, cq);
+      }
+    }
+    if (n < ready.size()) break;
+  }
+  if (!cq_backlog_.empty()) {
+    std::vector<std::pair<App*, uint32_t>> again;
+    again.swap(cq_backlog_);
+    for (auto& [app, h] : again) {
+      if (CqObj* cq = app->cqs.Get(h)) {
+        cq->backlog = false;
+        MoveCompletions(app, cq);
+      }
+    }
+  }
+  PollEngineEvents();
+}
+
+bool ShardService::Busy() const {
+  for (const App* app : apps_) {
+    bool busy = false;
+    app->qps.ForEach([&](uint32_t, const QpObj& qp) {
+      busy |= qp.connected && !qp.error && qp.sq_cons != qp.sq_retired;
+    });
+    if (busy) return true;
+  }
+  return false;
+}
+
+void ShardService::PollApp(App* app) {
+  ipc::AppSegment* s = app->head();
+  const uint32_t prod = s->db_prod.v.load(std::memory_order_acquire);
+  const uint32_t n = prod - app->db_cons;
+  if (n > ipc::kDoorbellSlots) {
+    if (!app->corrupt) {
+      MR_LOG(WARNING, "metaroced: app %llu (pid %d) broke its doorbell ring: detaching it",
+             static_cast<unsigned long long>(app->id), app->pid);
+    }
+    app->corrupt = true;
+    return;
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    const ipc::Doorbell d = s->doorbells[(app->db_cons + i) & (ipc::kDoorbellSlots - 1)];
+    QpObj* qp = app->qps.Get(d.handle);
+    if (qp == nullptr) {
+      app->bad_entries++;
+      continue;
+    }
+    if (d.kind == static_cast<uint32_t>(ipc::DoorbellKind::kSq)) {
+      DrainSq(app, qp);
+    } else if (d.kind == static_cast<uint32_t>(ipc::DoorbellKind::kRq)) {
+      DrainRq(app, qp);
+    } else {
+      app->bad_entries++;
+    }
+  }
+  app->db_cons = prod;
+  s->db_cons.v.store(prod, std::memory_order_release);
+  // QPs whose engine queue was full: their entries wait in the ring.
+  app->qps.ForEach([&](uint32_t, QpObj& qp) {
+    if (qp.stalled) {
+      qp.stalled = false;
+      DrainSq(app, &qp);
+      DrainRq(app, &qp);
+    }
+  });
+}
+
+void ShardService::FailQp(App* app, QpObj* qp) {
+  if (!qp->error) {
+    qp->error = true;
+    (void)engine().SetQpError(qp->qpn);
+  }
+  qp->head()->status.v.store(static_cast<uint32_t>(ipc::QpStatus::kError),
+                             std::memory_order_release);
+  (void)app;
+}
+
+void ShardService::DrainSq(App* app, QpObj* qp) {
+  ipc::QpSegment* h = qp->head();
+  h->sq_doorbell.v.store(0, std::memory_order_seq_cst);
+  const uint32_t prod = h->sq_prod.v.load(std::memory_order_seq_cst);
+  const uint32_t n = prod - qp->sq_cons;
+  if (n == 0) return;
+  if (n > qp->sq_depth || prod - qp->sq_retired > qp->sq_depth) {
+    app->bad_entries++;
+    FailQp(app, qp);
+    qp->sq_cons = prod;  // nothing of it is taken
+    return;
+  }
+  PdObj* pd = app->pds.Get(qp->pd);
+  const transport::TimeNs now = shard_->Now();
+  for (; qp->sq_cons != prod; qp->sq_cons++) {
+    const uint32_t pos = qp->sq_cons;
+    const uint32_t slot = pos & (qp->sq_depth - 1);
+    // Each field read once: the application may rewrite the entry meanwhile.
+    const ipc::SqEntry& src = qp->sq()[slot];
+    struct {
+      uint64_t wr_id;
+      uint32_t opcode, send_flags, imm_data, num_sge, rkey, inline_len;
+      uint64_t remote_addr, compare_add, swap;
+    } e = {src.wr_id, src.opcode,     src.send_flags,  src.imm_data,    src.num_sge,
+           src.rkey,  src.inline_len, src.remote_addr, src.compare_add, src.swap};
+    transport::SendWr wr;
+    wr.wr_id = pos;
+    bool ok = OpcodeOf(e.opcode, &wr.opcode) && !qp->error && qp->connected;
+    wr.flags = 0;
+    if ((e.send_flags & IBV_SEND_SIGNALED) != 0 || qp->sq_sig_all) {
+      wr.flags |= transport::send_flags::kSignaled;
+    }
+    if ((e.send_flags & IBV_SEND_FENCE) != 0) wr.flags |= transport::send_flags::kFence;
+    if ((e.send_flags & IBV_SEND_SOLICITED) != 0) wr.flags |= transport::send_flags::kSolicited;
+    if ((e.send_flags & IBV_SEND_INLINE) != 0) {
+      ok = ok && e.inline_len <= qp->max_inline && pd != nullptr;
+      if (ok && e.inline_len != 0) {
+        // Read in place from the send ring: the slot is not reused before the WR retires.
+        const uint64_t va =
+            kInlineVaBase +
+            (uint64_t{HandleTable<QpObj>::SlotOf(qp->handle)} << kInlineWindowShift) +
+            ipc::kSqOffset + uint64_t{slot} * sizeof(ipc::SqEntry) +
+            offsetof(ipc::SqEntry, inline_data);
+        wr.sg.push_back({va, e.inline_len, pd->inline_lkey});
+      }
+    } else {
+      ok = ok && e.num_sge <= qp->max_send_sge;
+      for (uint32_t i = 0; ok && i < e.num_sge; i++) {
+        const ipc::Sge g = qp->sq()[slot].sge[i];
+        wr.sg.push_back({g.addr, g.length, g.lkey});
+      }
+    }
+    wr.imm = e.imm_data;
+    wr.remote_addr = e.remote_addr;
+    wr.rkey = e.rkey;
+    wr.compare_add = e.compare_add;
+    wr.swap = e.swap;
+    qp->sq_wr_id[slot] = e.wr_id;
+    absl::Status st =
+        ok ? engine().PostSend(now, qp->qpn, wr) : absl::InvalidArgumentError("bad send entry");
+    if (st.code() == absl::StatusCode::kResourceExhausted) {
+      qp->stalled = true;  // the engine's queue is full: the rest waits in the ring
+      return;
+    }
+    app->wrs_posted++;
+    if (!st.ok()) {
+      // What the shim checks before posting: only a broken or hostile
+      // application gets here. The entry completes with an error and the QP
+      // enters the error state, as a NIC does with a malformed WQE.
+      if (!qp->error) app->bad_entries++;
+      if (CqObj* cq = app->cqs.Get(qp->send_cq); cq != nullptr) {
+        ipc::CqEntry ce;
+        ce.wr_id = e.wr_id;
+        ce.status = qp->error ? IBV_WC_WR_FLUSH_ERR : IBV_WC_LOC_QP_OP_ERR;
+        ce.qp_num = qp->qpn;
+        ipc::CqSegment* ch = cq->head();
+        const uint32_t cons = ch->cons.v.load(std::memory_order_acquire);
+        if (cq->prod - cons < cq->depth) {
+          cq->seg->at<ipc::CqEntry>(ipc::kCqEntriesOffset)[cq->prod & (cq->depth - 1)] = ce;
+          cq->prod++;
+          ch->prod.v.store(cq->prod, std::memory_order_release);
+        }
+      }
+      FailQp(app, qp);
+      qp->sq_retired = pos + 1;
+      h->sq_retired.v.store(qp->sq_retired, std::memory_order_release);
+    }
+  }
+}
+
+void ShardService::DrainRq(App* app, QpObj* qp) {
+  ipc::QpSegment* h = qp->head();
+  h->rq_doorbell.v.store(0, std::memory_order_seq_cst);
+  const uint32_t prod = h->rq_prod.v.load(std::memory_order_seq_cst);
+  const uint32_t n = prod - qp->rq_cons;
+  if (n == 0) return;
+  if (n > qp->rq_depth || prod - qp->rq_retired > qp->rq_depth) {
+    app->bad_entries++;
+    FailQp(app, qp);
+    qp->rq_cons = prod;
+    return;
+  }
+  for (; qp->rq_cons != prod; qp->rq_cons++) {
+    const uint32_t pos = qp->rq_cons;
+    const uint32_t slot = pos & (qp->rq_depth - 1);
+    const ipc::RqEntry* e = &qp->rq()[slot];
+    const uint64_t wr_id = e->wr_id;
+    const uint32_t num_sge = e->num_sge;
+    transport::RecvWr wr;
+    wr.wr_id = pos;
+    bool ok = num_sge <= qp->max_recv_sge;
+    for (uint32_t i = 0; ok && i < num_sge; i++) {
+      const ipc::Sge g = e->sge[i];
+      wr.sg.push_back({g.addr, g.length, g.lkey});
+    }
+    qp->rq_wr_id[slot] = wr_id;
+    absl::Status st =
+        ok ? engine().PostRecv(qp->qpn, wr) : absl::InvalidArgumentError("bad receive entry");
+    if (st.code() == absl::StatusCode::kResourceExhausted) {
+      qp->stalled = true;
+      return;
+    }
+    app->recvs_posted++;
+    if (!st.ok()) {
+      app->bad_entries++;
+      FailQp(app, qp);
+    }
+  }
+}
+
+void ShardService::MoveCompletions(App* app, CqObj* cq) {
+  ipc::CqSegment* h = cq->head();
+  ipc::CqEntry* ring = cq->seg->at<ipc::CqEntry>(ipc::kCqEntriesOffset);
+  // The application's consumer index is untrusted: a value ahead of what was
+  // written (or too far behind) leaves no room, so nothing is overwritten.
+  const uint32_t cons = h->cons.v.load(std::memory_order_acquire);
+  const uint32_t used = cq->prod - cons;
+  uint32_t room = used <= cq->depth ? cq->depth - used : 0;
+  std::array<Completion, 32> c;
+  uint32_t written = 0;
+  while (room != 0) {
+    const size_t n = engine().PollCq(cq->engine_cq, {c.data(), std::min<size_t>(room, c.size())});
+    if (n == 0) break;
+    for (size_t i = 0; i < n; i++) {
+      const Completion& x = c[i];
+      ipc::CqEntry e;
+      e.status = IbvStatus(x.status);
+      e.opcode = IbvOpcode(x.opcode);
+      e.byte_len = x.byte_len;
+      e.qp_num = x.qp_num;
+      if (x.has_imm) {
+        e.imm_data = x.imm;
+        e.wc_flags = IBV_WC_WITH_IMM;
+      }
+      e.wr_id = x.wr_id;
+      auto it = qp_owner_.find(x.qp_num);
+      QpObj* qp = it != qp_owner_.end() ? it->second.app->qps.Get(it->second.handle) : nullptr;
+      if (qp != nullptr) {
+        const uint32_t pos = static_cast<uint32_t>(x.wr_id);
+        if (IsReceive(x.opcode)) {
+          e.wr_id = qp->rq_wr_id[pos & (qp->rq_depth - 1)];
+          qp->rq_retired = pos + 1;
+          qp->head()->rq_retired.v.store(qp->rq_retired, std::memory_order_release);
+        } else {
+          e.wr_id = qp->sq_wr_id[pos & (qp->sq_depth - 1)];
+          qp->sq_retired = pos + 1;
+          qp->head()->sq_retired.v.store(qp->sq_retired, std::memory_order_release);
+        }
+        if (x.status != WcStatus::kSuccess &&
+            engine().GetQpState(qp->qpn) == transport::QpState::kError) {
+          qp->error = true;
+          qp->head()->status.v.store(static_cast<uint32_t>(ipc::QpStatus::kError),
+                                     std::memory_order_release);
+        }
+      }
+      ring[cq->prod & (cq->depth - 1)] = e;
+      cq->prod++;
+      written++;
+    }
+    room -= static_cast<uint32_t>(n);
+  }
+  if (room == 0 && !cq->backlog) {
+    // The ring is full; what the engine still holds moves when there is room.
+    cq->backlog = true;
+    cq_backlog_.push_back({app, cq->handle});
+  }
+  if (written == 0) return;
+  app->completions += written;
+  h->prod.v.store(cq->prod, std::memory_order_release);
+  if (h->arm.v.load(std::memory_order_acquire) != 0 && h->arm.v.exchange(0) != 0) {
+    h->events.v.fetch_add(1, std::memory_order_release);
+    if (ChannelObj* ch = app->channels.Get(cq->channel)) Signal(ch->efd);
+  }
+}
+
+void ShardService::DeliverAsync(App* app, uint32_t type, uint32_t handle) {
+  ipc::AppSegment* s = app->head();
+  const uint32_t cons = s->async_cons.v.load(std::memory_order_acquire);
+  if (app->async_prod - cons >= ipc::kAsyncSlots) return;  // the application is not reading them
+  s->async[app->async_prod & (ipc::kAsyncSlots - 1)] = ipc::AsyncEntry{type, handle};
+  app->async_prod++;
+  s->async_prod.v.store(app->async_prod, std::memory_order_release);
+  Signal(app->async_efd);
+}
+
+void ShardService::PollEngineEvents() {
+  std::array<transport::AsyncEvent, 16> ev;
+  for (;;) {
+    const size_t n = engine().PollAsyncEvents(ev);
+    for (size_t i = 0; i < n; i++) {
+      if (ev[i].type == transport::AsyncEvent::Type::kCqError) {
+        auto it = cq_owner_.find(ev[i].id);
+        if (it == cq_owner_.end()) continue;
+        if (CqObj* cq = it->second.app->cqs.Get(it->second.handle)) {
+          cq->overflowed = true;
+          cq->head()->overflow.v.store(1, std::memory_order_release);
+        }
+        DeliverAsync(it->second.app, IBV_EVENT_CQ_ERR, it->second.handle);
+      } else {
+        auto it = qp_owner_.find(ev[i].id);
+        if (it == qp_owner_.end()) continue;
+        if (QpObj* qp = it->second.app->qps.Get(it->second.handle)) {
+          qp->error = true;
+          qp->head()->status.v.store(static_cast<uint32_t>(ipc::QpStatus::kError),
+                                     std::memory_order_release);
+        }
+        DeliverAsync(it->second.app, IBV_EVENT_QP_FATAL, it->second.handle);
+      }
+    }
+    if (n < ev.size()) break;
+  }
+}
+
+}  // namespace metaroce::daemon
