@@ -277,6 +277,7 @@ absl::Status EngineImpl::ConnectQp(uint32_t qpn, const PeerAddr& peer, uint32_t 
   qp->conn = c->local_id;
   qp->connection = c;
   qp->rx_mark = c->rx_pkts;
+  if (c->qps.empty()) c->qps_rejoined = true;
   c->idle_since = kNever;
   qp->remote_qpn = remote_qpn;
   qp->state = QpState::kReady;

@@ -219,7 +219,12 @@ struct Connection {
   std::vector<uint32_t> qps;       ///< local QPs on this connection
   std::vector<uint32_t> dirty;     ///< local QPs whose stream ACK must be sent
   TimeNs all_failed_since = kNever;
-  TimeNs last_rx_at = 0;    ///< any valid packet from the peer
+  TimeNs last_rx_at = 0;  ///< any valid packet from the peer
+  /**
+   * A QP joined while it had none: nothing was kept alive before, so the
+   * peer's silence counts from the next timer run, not from last_rx_at.
+   */
+  bool qps_rejoined = false;
   TimeNs keepalive_at = 0;  ///< earliest next keep-alive probe
   bool keepalive_pending = false;
   // Observability only (GetConnections): packets and bytes sent on it, valid

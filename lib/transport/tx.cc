@@ -668,6 +668,10 @@ void EngineImpl::ConnTimers(TimeNs now, Connection* c) {
     }
   }
   if (!c->qps.empty()) {
+    if (c->qps_rejoined) {
+      c->qps_rejoined = false;
+      c->last_rx_at = std::max(c->last_rx_at, now);
+    }
     if (now - c->last_rx_at >= cfg.conn_fail_after_ns) {
       FailConnection(c);
       return;

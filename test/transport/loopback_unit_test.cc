@@ -74,13 +74,14 @@ class LoopbackTest : public ::testing::Test {
 
   // Runs the engine, its output looped back into it, until @p want
   // completions arrived on @p side's CQ (or a simulated second passed).
-  std::vector<Completion> Run(int side, size_t want) {
+  std::vector<Completion> Run(int side, size_t want, int steps = 1'000'000) {
     std::vector<Completion> got;
-    for (int i = 0; i < 1'000'000 && got.size() < want; i++) {
+    std::array<TxSlot, 16> slots;
+    std::vector<std::vector<uint8_t>> bufs(slots.size(), std::vector<uint8_t>(kSlotBytes));
+    for (int i = 0; i < steps && got.size() < want; i++) {
       now_ += 1000;
-      std::array<TxSlot, 16> slots;
-      std::vector<std::vector<uint8_t>> bufs(slots.size(), std::vector<uint8_t>(kSlotBytes));
       for (size_t s = 0; s < slots.size(); s++) {
+        slots[s] = TxSlot{};
         slots[s].buf = bufs[s].data();
         slots[s].cap = kSlotBytes;
       }
@@ -91,6 +92,27 @@ class LoopbackTest : public ::testing::Test {
       got.insert(got.end(), c.begin(), c.begin() + k);
     }
     return got;
+  }
+
+  // New QPs on both sides, connected to each other; a WRITE between them succeeds.
+  void ReconnectAndWrite() {
+    for (int side = 0; side < 2; side++) {
+      QpAttr qa;
+      qa.pd = end_[side].pd;
+      qa.send_cq = qa.recv_cq = end_[side].cq;
+      end_[side].qpn = *eng_->CreateQp(qa);
+    }
+    const PeerAddr self{LocalIp(), LocalMac(), wire::kDefaultUdpPort};
+    ASSERT_TRUE(eng_->ConnectQp(end_[0].qpn, self, end_[1].qpn).ok());
+    ASSERT_TRUE(eng_->ConnectQp(end_[1].qpn, self, end_[0].qpn).ok());
+    std::array<Completion, 64> stale;
+    while (eng_->PollCq(end_[0].cq, stale) != 0) {
+    }
+    ASSERT_TRUE(eng_->PostSend(now_, end_[0].qpn, Wr(Opcode::kWrite, 60'000, 99)).ok());
+    std::vector<Completion> c = Run(0, 1);
+    ASSERT_EQ(c.size(), 1u);
+    EXPECT_EQ(c[0].wr_id, 99u);
+    EXPECT_EQ(c[0].status, WcStatus::kSuccess) << WcStatusName(c[0].status);
   }
 
   struct End {
@@ -236,6 +258,51 @@ TEST_F(LoopbackTest, SetQpErrorFlushesReceivesAndSends) {
   EXPECT_EQ(c[0].status, WcStatus::kWrFlushErr);
   EXPECT_EQ(c[1].status, WcStatus::kWrFlushErr);
   EXPECT_FALSE(eng_->SetQpError(12345).ok());
+}
+
+}  // namespace
+}  // namespace metaroce::transport::unit
+
+namespace metaroce::transport::unit {
+namespace {
+
+// An application killed mid-transfer: its QP is destroyed with work in
+// flight, then its peer's. New QPs on the same engine pair work again.
+TEST_F(LoopbackTest, QpsDestroyedMidTransferLeaveTheConnectionUsable) {
+  for (int i = 0; i < 8; i++) {
+    ASSERT_TRUE(eng_->PostSend(now_, end_[0].qpn, Wr(Opcode::kWrite, 60'000, i)).ok());
+  }
+  // A few packets go out and come back, then the requester vanishes.
+  for (int i = 0; i < 3; i++) {
+    now_ += 1000;
+    std::array<TxSlot, 4> slots;
+    std::vector<std::vector<uint8_t>> bufs(slots.size(), std::vector<uint8_t>(kSlotBytes));
+    for (size_t s = 0; s < slots.size(); s++) {
+      slots[s].buf = bufs[s].data();
+      slots[s].cap = kSlotBytes;
+    }
+    const size_t n = eng_->PollTx(now_, slots);
+    for (size_t s = 0; s < n; s++) eng_->OnFrame(now_, {bufs[s].data(), slots[s].len});
+  }
+  ASSERT_TRUE(eng_->DestroyQp(end_[0].qpn).ok());
+  ASSERT_TRUE(eng_->DeregMr(end_[0].mr.lkey).ok());
+  Run(1, 1, 1'500'000);  // 1.5 s pass; the responder hears nothing more
+  end_[0].mr = *eng_->RegMr(end_[0].pd, Va(0, 0), kRegion, access::kAll);
+  ASSERT_TRUE(eng_->DestroyQp(end_[1].qpn).ok());
+  ReconnectAndWrite();
+}
+
+// A connection that had no QPs for longer than conn_fail_after_ns (nothing
+// to keep alive) is not "silent" for a QP that joins it: the silence clock
+// starts when a QP is there to hear from the peer.
+TEST_F(LoopbackTest, AConnectionIdleWithoutQpsTakesNewQps) {
+  ASSERT_TRUE(eng_->PostSend(now_, end_[0].qpn, Wr(Opcode::kWrite, 1000, 1)).ok());
+  ASSERT_EQ(Run(0, 1).size(), 1u);
+  ASSERT_TRUE(eng_->DestroyQp(end_[0].qpn).ok());
+  ASSERT_TRUE(eng_->DestroyQp(end_[1].qpn).ok());
+  Run(0, 1, 2'000'000);  // 2 s (4 x conn_fail_after_ns), well below conn_idle_ns
+  ReconnectAndWrite();
+  EXPECT_EQ(eng_->stats().conn_failures, 0u);
 }
 
 }  // namespace
