@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The metaroce authors
+ */
+
+// Asynchronous events: the daemon's async ring in the application segment,
+// signalled through context->async_fd (an eventfd), and IBV_EVENT_DEVICE_FATAL
+// synthesised once when the daemon is gone.
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include "verbs_private.h"
+
+namespace metaroce::verbs {
+namespace {
+
+enum class Element { kQp, kCq, kPort, kDevice };
+
+Element ElementOf(uint32_t type) {
+  switch (type) {
+    case IBV_EVENT_QP_FATAL:
+    case IBV_EVENT_QP_REQ_ERR:
+    case IBV_EVENT_QP_ACCESS_ERR:
+    case IBV_EVENT_COMM_EST:
+    case IBV_EVENT_SQ_DRAINED:
+    case IBV_EVENT_PATH_MIG:
+    case IBV_EVENT_PATH_MIG_ERR:
+    case IBV_EVENT_QP_LAST_WQE_REACHED: return Element::kQp;
+    case IBV_EVENT_CQ_ERR: return Element::kCq;
+    case IBV_EVENT_PORT_ACTIVE:
+    case IBV_EVENT_PORT_ERR:
+    case IBV_EVENT_LID_CHANGE:
+    case IBV_EVENT_PKEY_CHANGE:
+    case IBV_EVENT_SM_CHANGE:
+    case IBV_EVENT_CLIENT_REREGISTER:
+    case IBV_EVENT_GID_CHANGE: return Element::kPort;
+    default: return Element::kDevice;
+  }
+}
+
+// One event into @p ev if there is one (async_mu held).
+bool TakeEvent(Context* c, ibv_async_event* ev) {
+  ipc::AppSegment* app = c->app;
+  for (;;) {
+    const uint32_t prod = app->async_prod.v.load(std::memory_order_acquire);
+    uint32_t cons = app->async_cons.v.load(std::memory_order_relaxed);
+    if (prod == cons) break;
+    if (prod - cons > ipc::kAsyncSlots) cons = prod - ipc::kAsyncSlots;  // overwritten: skip
+    const ipc::AsyncEntry e = app->async[cons & (ipc::kAsyncSlots - 1)];
+    app->async_cons.v.store(cons + 1, std::memory_order_release);
+    ev->event_type = static_cast<ibv_event_type>(e.event_type);
+    switch (ElementOf(e.event_type)) {
+      case Element::kQp: {
+        std::lock_guard<std::mutex> lock(c->obj_mu);
+        const auto it = c->qps.find(e.handle);
+        if (it == c->qps.end()) continue;  // destroyed since
+        ev->element.qp = &it->second->qpx.qp_base;
+        return true;
+      }
+      case Element::kCq: {
+        std::lock_guard<std::mutex> lock(c->obj_mu);
+        const auto it = c->cqs.find(e.handle);
+        if (it == c->cqs.end()) continue;
+        ev->element.cq = reinterpret_cast<ibv_cq*>(&it->second->cqx);
+        return true;
+      }
+      case Element::kPort: ev->element.port_num = 1; return true;
+      case Element::kDevice:
+        if (e.event_type != IBV_EVENT_DEVICE_FATAL) continue;  // not one verbs knows
+        ev->element.port_num = 0;
+        if (c->fatal_delivered) continue;
+        c->fatal_delivered = true;
+        return true;
+    }
+  }
+  if (c->gone.load(std::memory_order_acquire) && !c->fatal_delivered) {
+    c->fatal_delivered = true;
+    ev->event_type = IBV_EVENT_DEVICE_FATAL;
+    ev->element.port_num = 0;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+}  // namespace metaroce::verbs
+
+using namespace metaroce;
+using namespace metaroce::verbs;
+
+int ibv_get_async_event(ibv_context* context, ibv_async_event* event) {
+  Context* c = ToCtx(context);
+  const int fd = context->async_fd;
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(c->async_mu);
+      if (TakeEvent(c, event)) return 0;
+    }
+    if (c->gone.load(std::memory_order_acquire)) {
+      errno = EIO;  // fatal already delivered: nothing will ever come
+      return -1;
+    }
+    uint64_t v;
+    const int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0 && (fl & O_NONBLOCK) != 0) {
+      const bool signalled = read(fd, &v, sizeof(v)) == sizeof(v);
+      CheckDaemon(c);
+      std::lock_guard<std::mutex> lock(c->async_mu);
+      if (TakeEvent(c, event)) return 0;
+      if (signalled) continue;
+      errno = EAGAIN;
+      return -1;
+    }
+    pollfd p[2] = {{fd, POLLIN, 0}, {c->sock, POLLIN, 0}};
+    const int r = poll(p, 2, -1);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      return -1;
+    }
+    if (p[1].revents != 0) {
+      if (!CheckDaemon(c) && (p[0].revents & POLLIN) == 0) {
+        poll(p, 1, 1);  // a control reply in flight: do not spin on it
+      }
+    }
+    if ((p[0].revents & POLLIN) != 0 && read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN) return -1;
+  }
+}
+
+void ibv_ack_async_event(ibv_async_event* event) {
+  switch (ElementOf(event->event_type)) {
+    case Element::kQp: {
+      ibv_qp* qp = event->element.qp;
+      pthread_mutex_lock(&qp->mutex);
+      qp->events_completed++;
+      pthread_cond_signal(&qp->cond);
+      pthread_mutex_unlock(&qp->mutex);
+      break;
+    }
+    case Element::kCq: {
+      ibv_cq* cq = event->element.cq;
+      pthread_mutex_lock(&cq->mutex);
+      cq->async_events_completed++;
+      pthread_cond_signal(&cq->cond);
+      pthread_mutex_unlock(&cq->mutex);
+      break;
+    }
+    default: break;
+  }
+}

@@ -1,0 +1,384 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The metaroce authors
+ */
+
+// Completion channels and completion queues: the CQ ring (consumer side),
+// arming, completion events, and the extended (ibv_cq_ex) polling API.
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "verbs_private.h"
+
+namespace metaroce::verbs {
+namespace {
+
+// Empty polls between two checks of the daemon (a syscall).
+constexpr uint32_t kDeadCheckEvery = 1024;
+
+// Entries ready in @p cq (cq->mu held); -1 when the ring is corrupt.
+int64_t Ready(Cq* cq) {
+  const uint32_t prod = cq->seg->prod.v.load(std::memory_order_acquire);
+  const uint32_t n = prod - cq->cons;
+  if (n > cq->depth) return -1;
+  return n;
+}
+
+// Called with nothing to return: -1 once the daemon is gone (or the ring is
+// unusable), else 0.
+int EmptyResult(Cq* cq) {
+  if (cq->ctx->gone.load(std::memory_order_relaxed)) return -1;
+  if (cq->seg->overflow.v.load(std::memory_order_relaxed) != 0) return -1;
+  if (++cq->empty_polls % kDeadCheckEvery == 0 && CheckDaemon(cq->ctx)) return -1;
+  return 0;
+}
+
+void ToWc(const ipc::CqEntry& e, ibv_wc* wc) {
+  wc->wr_id = e.wr_id;
+  wc->status = static_cast<ibv_wc_status>(e.status);
+  wc->opcode = static_cast<ibv_wc_opcode>(e.opcode);
+  wc->vendor_err = 0;
+  wc->byte_len = e.byte_len;
+  wc->imm_data = e.imm_data;
+  wc->qp_num = e.qp_num;
+  wc->src_qp = e.src_qp;
+  wc->wc_flags = e.wc_flags;
+  wc->pkey_index = 0;
+  wc->slid = 0;
+  wc->sl = 0;
+  wc->dlid_path_bits = 0;
+}
+
+// ---- extended CQ (ibv_cq_ex) ----
+
+Cq* ExCq(ibv_cq_ex* cq) { return reinterpret_cast<Cq*>(cq); }
+
+void SetCurrent(Cq* cq) {
+  cq->cur = &cq->entries[cq->cons & (cq->depth - 1)];
+  cq->cqx.wr_id = cq->cur->wr_id;
+  cq->cqx.status = static_cast<ibv_wc_status>(cq->cur->status);
+}
+
+int StartPoll(ibv_cq_ex* cqx, ibv_poll_cq_attr* attr) {
+  Cq* cq = ExCq(cqx);
+  if (attr != nullptr && attr->comp_mask != 0) return EINVAL;
+  cq->mu.lock();
+  const int64_t n = Ready(cq);
+  if (n <= 0) {
+    const int err = n < 0 || EmptyResult(cq) != 0 ? EIO : ENOENT;
+    cq->mu.unlock();
+    return err;
+  }
+  cq->empty_polls = 0;
+  SetCurrent(cq);
+  return 0;
+}
+
+int NextPoll(ibv_cq_ex* cqx) {
+  Cq* cq = ExCq(cqx);
+  cq->cons++;
+  cq->seg->cons.v.store(cq->cons, std::memory_order_release);
+  const int64_t n = Ready(cq);
+  if (n < 0) return EIO;
+  if (n == 0) {
+    cq->cur = nullptr;
+    return ENOENT;
+  }
+  SetCurrent(cq);
+  return 0;
+}
+
+void EndPoll(ibv_cq_ex* cqx) {
+  Cq* cq = ExCq(cqx);
+  if (cq->cur != nullptr) {
+    cq->cons++;
+    cq->cur = nullptr;
+  }
+  cq->seg->cons.v.store(cq->cons, std::memory_order_release);
+  cq->mu.unlock();
+}
+
+ibv_wc_opcode ReadOpcode(ibv_cq_ex* cq) {
+  return static_cast<ibv_wc_opcode>(ExCq(cq)->cur->opcode);
+}
+uint32_t ReadVendorErr(ibv_cq_ex*) { return 0; }
+uint32_t ReadByteLen(ibv_cq_ex* cq) { return ExCq(cq)->cur->byte_len; }
+__be32 ReadImmData(ibv_cq_ex* cq) { return ExCq(cq)->cur->imm_data; }
+uint32_t ReadQpNum(ibv_cq_ex* cq) { return ExCq(cq)->cur->qp_num; }
+uint32_t ReadSrcQp(ibv_cq_ex* cq) { return ExCq(cq)->cur->src_qp; }
+unsigned int ReadWcFlags(ibv_cq_ex* cq) { return ExCq(cq)->cur->wc_flags; }
+uint32_t ReadSlid(ibv_cq_ex*) { return 0; }
+uint8_t ReadSl(ibv_cq_ex*) { return 0; }
+uint8_t ReadDlidPathBits(ibv_cq_ex*) { return 0; }
+
+Cq* NewCq(ibv_context* context, uint32_t cqe, void* cq_context, ibv_comp_channel* channel,
+          int comp_vector) {
+  Context* c = ToCtx(context);
+  const uint32_t max_cqe = std::min(c->hello.max_cqe, ipc::kMaxRingDepth);
+  if (cqe < 1 || cqe > max_cqe) {
+    Debug("create_cq: cqe %u outside 1..%u", cqe, max_cqe);
+    errno = EINVAL;
+    return nullptr;
+  }
+  if (comp_vector < 0 || comp_vector >= context->num_comp_vectors) {
+    Debug("create_cq: comp_vector %d (the device has %d)", comp_vector, context->num_comp_vectors);
+    errno = EINVAL;
+    return nullptr;
+  }
+  Channel* ch = channel != nullptr ? reinterpret_cast<Channel*>(channel) : nullptr;
+  if (ch != nullptr && ch->ctx != c) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  ipc::CreateCqReq req;
+  req.depth = cqe;
+  req.channel = ch != nullptr ? ch->handle : 0;
+  ipc::CreateCqRep rep;
+  int fd = -1;
+  int err =
+      Request(c, ipc::Op::kCreateCq, &req, sizeof(req), &rep, sizeof(rep), nullptr, 0, &fd, 1);
+  if (err != 0) {
+    errno = err;
+    return nullptr;
+  }
+  const bool sane = rep.depth >= cqe && rep.depth <= ipc::kMaxRingDepth &&
+                    (rep.depth & (rep.depth - 1)) == 0 &&
+                    rep.segment_bytes == ipc::CqSegmentBytes(rep.depth);
+  void* seg = sane ? MapSegment(fd, rep.segment_bytes) : nullptr;
+  if (!sane) close(fd);
+  if (seg == nullptr) {
+    RequestHandle(c, ipc::Op::kDestroyCq, rep.handle);
+    errno = EPROTO;
+    return nullptr;
+  }
+  auto* cq = new Cq();
+  cq->ctx = c;
+  cq->handle = rep.handle;
+  cq->depth = rep.depth;
+  cq->seg = static_cast<ipc::CqSegment*>(seg);
+  cq->seg_bytes = rep.segment_bytes;
+  cq->entries = reinterpret_cast<ipc::CqEntry*>(static_cast<char*>(seg) + ipc::kCqEntriesOffset);
+  cq->cons = cq->seg->cons.v.load(std::memory_order_relaxed);
+  cq->events_seen = cq->seg->events.v.load(std::memory_order_relaxed);
+  cq->channel = ch;
+  ibv_cq_ex& x = cq->cqx;
+  x.context = context;
+  x.channel = channel;
+  x.cq_context = cq_context;
+  x.handle = rep.handle;
+  x.cqe = static_cast<int>(rep.depth);
+  pthread_mutex_init(&x.mutex, nullptr);
+  pthread_cond_init(&x.cond, nullptr);
+  if (ch != nullptr) {
+    std::lock_guard<std::mutex> lock(ch->mu);
+    ch->cqs.push_back(cq);
+    ch->ch.refcnt++;
+  }
+  std::lock_guard<std::mutex> lock(c->obj_mu);
+  c->cqs[cq->handle] = cq;
+  return cq;
+}
+
+}  // namespace
+
+int PollCq(ibv_cq* ibcq, int n, ibv_wc* wc) {
+  Cq* cq = ToCq(ibcq);
+  std::lock_guard<std::mutex> lock(cq->mu);
+  const int64_t ready = Ready(cq);
+  if (ready < 0) return -1;
+  if (ready == 0 || n <= 0) return ready == 0 ? EmptyResult(cq) : 0;
+  const int k = static_cast<int>(std::min<int64_t>(ready, n));
+  for (int i = 0; i < k; i++) ToWc(cq->entries[(cq->cons + i) & (cq->depth - 1)], &wc[i]);
+  cq->cons += k;
+  cq->seg->cons.v.store(cq->cons, std::memory_order_release);
+  cq->empty_polls = 0;
+  return k;
+}
+
+int ReqNotifyCq(ibv_cq* ibcq, int solicited_only) {
+  Cq* cq = ToCq(ibcq);
+  if (cq->ctx->gone.load(std::memory_order_relaxed)) return EIO;
+  cq->seg->arm.v.store(solicited_only != 0 ? 2 : 1, std::memory_order_release);
+  return 0;
+}
+
+ibv_cq_ex* CreateCqEx(ibv_context* context, ibv_cq_init_attr_ex* attr) {
+  constexpr uint64_t kSupported = IBV_WC_STANDARD_FLAGS;
+  if ((attr->wc_flags & ~kSupported) != 0) {
+    MR_UNSUPPORTED("ibv_create_cq_ex",
+                   "only the standard wc_flags: no completion timestamps, cvlan, flow tag, tm");
+    return nullptr;
+  }
+  if ((attr->comp_mask & ~static_cast<uint32_t>(IBV_CQ_INIT_ATTR_MASK_FLAGS)) != 0 ||
+      ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) != 0 &&
+       (attr->flags & ~static_cast<uint32_t>(IBV_CREATE_CQ_ATTR_SINGLE_THREADED)) != 0)) {
+    MR_UNSUPPORTED("ibv_create_cq_ex", "parent domains and CQ flags other than SINGLE_THREADED");
+    return nullptr;
+  }
+  Cq* cq = NewCq(context, attr->cqe, attr->cq_context, attr->channel,
+                 static_cast<int>(attr->comp_vector));
+  if (cq == nullptr) return nullptr;
+  cq->wc_flags = attr->wc_flags;
+  ibv_cq_ex& x = cq->cqx;
+  x.start_poll = StartPoll;
+  x.next_poll = NextPoll;
+  x.end_poll = EndPoll;
+  x.read_opcode = ReadOpcode;
+  x.read_vendor_err = ReadVendorErr;
+  x.read_byte_len = ReadByteLen;
+  x.read_imm_data = ReadImmData;
+  x.read_qp_num = ReadQpNum;
+  x.read_src_qp = ReadSrcQp;
+  x.read_wc_flags = ReadWcFlags;
+  x.read_slid = ReadSlid;
+  x.read_sl = ReadSl;
+  x.read_dlid_path_bits = ReadDlidPathBits;
+  return &cq->cqx;
+}
+
+}  // namespace metaroce::verbs
+
+using namespace metaroce;
+using namespace metaroce::verbs;
+
+ibv_comp_channel* ibv_create_comp_channel(ibv_context* context) {
+  Context* c = ToCtx(context);
+  const int efd = eventfd(0, EFD_CLOEXEC);
+  if (efd < 0) return nullptr;
+  ipc::HandleMsg rep;
+  const int err = Request(c, ipc::Op::kCreateCompChannel, nullptr, 0, &rep, sizeof(rep), &efd, 1);
+  if (err != 0) {
+    close(efd);
+    errno = err;
+    return nullptr;
+  }
+  auto* ch = new Channel();
+  ch->ch.context = context;
+  ch->ch.fd = efd;
+  ch->ch.refcnt = 0;
+  ch->ctx = c;
+  ch->handle = rep.handle;
+  return &ch->ch;
+}
+
+int ibv_destroy_comp_channel(ibv_comp_channel* channel) {
+  auto* ch = reinterpret_cast<Channel*>(channel);
+  {
+    std::lock_guard<std::mutex> lock(ch->mu);
+    if (ch->ch.refcnt != 0) return EBUSY;
+  }
+  const int err = RequestHandle(ch->ctx, ipc::Op::kDestroyCompChannel, ch->handle);
+  if (err != 0 && err != EIO) return err;
+  close(ch->ch.fd);
+  delete ch;
+  return 0;
+}
+
+ibv_cq* ibv_create_cq(ibv_context* context, int cqe, void* cq_context, ibv_comp_channel* channel,
+                      int comp_vector) {
+  if (cqe < 1) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  Cq* cq = NewCq(context, static_cast<uint32_t>(cqe), cq_context, channel, comp_vector);
+  return cq != nullptr ? reinterpret_cast<ibv_cq*>(&cq->cqx) : nullptr;
+}
+
+int ibv_destroy_cq(ibv_cq* ibcq) {
+  Cq* cq = ToCq(ibcq);
+  Context* c = cq->ctx;
+  const int err = RequestHandle(c, ipc::Op::kDestroyCq, cq->handle);
+  if (err != 0 && err != EIO) return err;  // EBUSY: a QP still uses it
+  {
+    std::lock_guard<std::mutex> lock(c->obj_mu);
+    c->cqs.erase(cq->handle);
+  }
+  if (cq->channel != nullptr) {
+    std::lock_guard<std::mutex> lock(cq->channel->mu);
+    auto& v = cq->channel->cqs;
+    v.erase(std::remove(v.begin(), v.end(), cq), v.end());
+    cq->channel->ch.refcnt--;
+  }
+  munmap(cq->seg, cq->seg_bytes);
+  pthread_cond_destroy(&cq->cqx.cond);
+  pthread_mutex_destroy(&cq->cqx.mutex);
+  delete cq;
+  return 0;
+}
+
+int ibv_resize_cq(ibv_cq*, int) {
+  MR_UNSUPPORTED("ibv_resize_cq", "create the CQ with the depth needed");
+  return EOPNOTSUPP;
+}
+
+int ibv_get_cq_event(ibv_comp_channel* channel, ibv_cq** cq_out, void** cq_context) {
+  auto* ch = reinterpret_cast<Channel*>(channel);
+  Context* c = ch->ctx;
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(ch->mu);
+      for (Cq* cq : ch->cqs) {
+        const uint32_t ev = cq->seg->events.v.load(std::memory_order_acquire);
+        if (ev != cq->events_seen) {
+          cq->events_seen++;
+          *cq_out = reinterpret_cast<ibv_cq*>(&cq->cqx);
+          *cq_context = cq->cqx.cq_context;
+          return 0;
+        }
+      }
+    }
+    if (CheckDaemon(c)) {
+      errno = EIO;
+      return -1;
+    }
+    uint64_t v;
+    const int fl = fcntl(ch->ch.fd, F_GETFL);
+    if (fl >= 0 && (fl & O_NONBLOCK) != 0) {
+      if (read(ch->ch.fd, &v, sizeof(v)) == sizeof(v)) continue;
+      // Nothing was signalled: one last look (an event may have raced the read).
+      std::lock_guard<std::mutex> lock(ch->mu);
+      for (Cq* cq : ch->cqs) {
+        if (cq->seg->events.v.load(std::memory_order_acquire) != cq->events_seen) {
+          cq->events_seen++;
+          *cq_out = reinterpret_cast<ibv_cq*>(&cq->cqx);
+          *cq_context = cq->cqx.cq_context;
+          return 0;
+        }
+      }
+      errno = EAGAIN;
+      return -1;
+    }
+    pollfd p[2] = {{ch->ch.fd, POLLIN, 0}, {c->sock, POLLIN, 0}};
+    const int r = poll(p, 2, -1);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      return -1;
+    }
+    if ((p[1].revents & (POLLIN | POLLHUP | POLLERR)) != 0 && CheckDaemon(c)) {
+      errno = EIO;
+      return -1;
+    }
+    if ((p[0].revents & POLLIN) != 0 && read(ch->ch.fd, &v, sizeof(v)) < 0 && errno != EAGAIN) {
+      return -1;
+    }
+    if (p[1].revents != 0 && (p[0].revents & POLLIN) == 0) {
+      // The socket is readable but the daemon lives: a stray datagram a
+      // control request will consume; do not spin on it.
+      poll(p, 1, 1);
+    }
+  }
+}
+
+void ibv_ack_cq_events(ibv_cq* cq, unsigned int nevents) {
+  pthread_mutex_lock(&cq->mutex);
+  cq->comp_events_completed += nevents;
+  pthread_cond_signal(&cq->cond);
+  pthread_mutex_unlock(&cq->mutex);
+}

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The metaroce authors
+ */
+
+/**
+ * @file
+ * A stand-in for metaroced speaking lib/ipc, for the verbs shim's tests: it
+ * answers every control op, and a loopback executor drains the doorbells and
+ * send rings and "executes" work between QPs of the same daemon (WRITE, READ,
+ * SEND into a posted receive, atomics), through the memfds the shim sends
+ * with RegMr (or process_vm_readv/writev for kCrossMemory regions), then
+ * writes the completions and signals armed CQs' channels.
+ */
+
+#ifndef METAROCE_TEST_VERBS_FAKE_DAEMON_H
+#define METAROCE_TEST_VERBS_FAKE_DAEMON_H
+
+namespace metaroce::test {
+
+/** Listens on @p socket_path and serves until killed. Returns only on setup errors (1). */
+int RunFakeDaemon(const char* socket_path);
+
+}  // namespace metaroce::test
+
+#endif  // METAROCE_TEST_VERBS_FAKE_DAEMON_H
