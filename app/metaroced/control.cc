@@ -99,6 +99,7 @@ absl::Status Server::Listen() {
   sigemptyset(&set);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGUSR1);
   signal_fd_ = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
   if (epoll_fd_ < 0 || signal_fd_ < 0) {
     return absl::InternalError(absl::StrCat("metaroced: epoll/signalfd: ", strerror(errno)));
@@ -126,9 +127,12 @@ void Server::Serve() {
       const uint64_t d = evs[i].data.u64;
       if (d == static_cast<uint64_t>(signal_fd_)) {
         signalfd_siginfo si;
-        if (read(signal_fd_, &si, sizeof(si)) == sizeof(si)) {
-          MR_LOG(NOTICE, "metaroced: signal %u: shutting down", si.ssi_signo);
+        if (read(signal_fd_, &si, sizeof(si)) != sizeof(si)) continue;
+        if (si.ssi_signo == SIGUSR1) {
+          for (ShardService* sh : shards_) sh->RunOnShard([sh] { sh->LogState(); });
+          continue;
         }
+        MR_LOG(NOTICE, "metaroced: signal %u: shutting down", si.ssi_signo);
         return;
       }
       if (d == static_cast<uint64_t>(listen_fd_)) {

@@ -286,6 +286,8 @@ class ShardService {
   void RunOnShard(const std::function<void()>& fn);
   /** One iteration: handed-over work, then the applications' rings. Shard thread. */
   void Iterate();
+  /** Logs the shard's applications, connections and paths (SIGUSR1). Shard thread. */
+  void LogState();
   /** Whether any application still has work in flight (SIGTERM waits for none). */
   bool Busy() const;
 

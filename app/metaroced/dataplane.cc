@@ -132,6 +132,31 @@ bool ShardService::Busy() const {
   return false;
 }
 
+void ShardService::LogState() {
+  for (const App* app : apps_) {
+    MR_LOG(NOTICE,
+           "metaroced: shard %u app %llu pid %d: %u QPs %u CQs %u MRs (%llu bytes), %llu WRs "
+           "%llu receives %llu completions %llu bad entries",
+           index_, static_cast<unsigned long long>(app->id), app->pid, app->qps.size(),
+           app->cqs.size(), app->mrs.size(), static_cast<unsigned long long>(app->mr_bytes),
+           static_cast<unsigned long long>(app->wrs_posted),
+           static_cast<unsigned long long>(app->recvs_posted),
+           static_cast<unsigned long long>(app->completions),
+           static_cast<unsigned long long>(app->bad_entries));
+  }
+  for (const transport::ConnInfo& c : engine().GetConnections()) {
+    uint32_t active = 0;
+    for (const transport::PathInfo& p : c.paths) active += p.active;
+    MR_LOG(NOTICE,
+           "metaroced: shard %u conn %08x->%08x %s:%u %s: %u QPs, paths %u/%zu active, %u in "
+           "flight, %llu retransmitted, %llu lost",
+           index_, c.conn_id, c.remote_conn_id, c.peer.ip.ToString().c_str(), c.peer.udp_port,
+           transport::ConnStateName(c.state), c.num_qps, active, c.paths.size(), c.inflight,
+           static_cast<unsigned long long>(c.retx_pkts),
+           static_cast<unsigned long long>(c.lost_pkts));
+  }
+}
+
 void ShardService::PollApp(App* app) {
   ipc::AppSegment* s = app->head();
   const uint32_t prod = s->db_prod.v.load(std::memory_order_acquire);
@@ -144,8 +169,17 @@ void ShardService::PollApp(App* app) {
     app->corrupt = true;
     return;
   }
-  for (uint32_t i = 0; i < n; i++) {
-    const ipc::Doorbell d = s->doorbells[(app->db_cons + i) & (ipc::kDoorbellSlots - 1)];
+  // Take the entries first, then drain: a QP's flag is cleared only after its
+  // doorbell left the ring, so the ring holds at most one per QP and queue.
+  std::array<ipc::Doorbell, 64> taken;
+  const uint32_t k = std::min<uint32_t>(n, taken.size());
+  for (uint32_t i = 0; i < k; i++) {
+    taken[i] = s->doorbells[(app->db_cons + i) & (ipc::kDoorbellSlots - 1)];
+  }
+  app->db_cons += k;
+  s->db_cons.v.store(app->db_cons, std::memory_order_release);
+  for (uint32_t i = 0; i < k; i++) {
+    const ipc::Doorbell d = taken[i];
     QpObj* qp = app->qps.Get(d.handle);
     if (qp == nullptr) {
       app->bad_entries++;
@@ -159,8 +193,6 @@ void ShardService::PollApp(App* app) {
       app->bad_entries++;
     }
   }
-  app->db_cons = prod;
-  s->db_cons.v.store(prod, std::memory_order_release);
   // QPs whose engine queue was full: their entries wait in the ring.
   app->qps.ForEach([&](uint32_t, QpObj& qp) {
     if (qp.stalled) {

@@ -1,0 +1,244 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 The metaroce authors
+#
+# Unmodified Debian verbs programs (ibverbs-utils, perftest) over metaroce,
+# server and client as separate processes:
+#   local   one metaroced on this host (kernel UDP on 127.0.0.1), both ends on it
+#   loss    the same with 1 % of the daemon's packets dropped
+#   netns   two daemons in two network namespaces joined by a veth pair
+#           (DPDK af_packet), each end on its own daemon, 1 % loss on both
+# plus: an application killed mid-test leaves the daemon serving the others
+# and has its objects reclaimed.
+#
+# usage: verbs_programs_test.sh METAROCED MR_RUN [SCENARIO...]
+set -uo pipefail
+daemon_bin=$1
+run_bin=$2
+shift 2
+scenarios=("$@")
+[ ${#scenarios[@]} -ne 0 ] || scenarios=(local loss netns)
+
+work=$(mktemp -d)
+ns_a="mr_vp_$$_a"
+ns_b="mr_vp_$$_b"
+veth_a="vpa$$"
+veth_b="vpb$$"
+net=$(($$ % 250 + 1))
+pids=()
+passed=0
+failed=0
+
+cleanup() {
+  local p ns
+  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  for ns in "$ns_a" "$ns_b"; do
+    for p in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$p" 2>/dev/null || true; done
+    ip netns del "$ns" 2>/dev/null || true
+  done
+  wait 2>/dev/null || true
+  [ -n "${KEEP:-}" ] || rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+note() { echo "verbs_programs_test: $*"; }
+ok() {
+  passed=$((passed + 1))
+  note "PASS $1"
+}
+bad() {
+  failed=$((failed + 1))
+  note "FAIL $1: $2"
+  shift 2
+  local f
+  for f in "$@"; do
+    [ -f "$f" ] || continue
+    echo "---- $f"
+    tail -n 30 "$f"
+  done
+}
+
+# in_ns NS CMD...: runs CMD in namespace NS ("" = this one).
+in_ns() {
+  local ns=$1
+  shift
+  if [ -n "$ns" ]; then ip netns exec "$ns" "$@"; else "$@"; fi
+}
+
+# start_daemon NAME NS SOCKET ARGS...: starts metaroced and waits for its socket.
+start_daemon() {
+  local name=$1 ns=$2 sock=$3
+  shift 3
+  in_ns "$ns" "$daemon_bin" --socket "$sock" "$@" >"$work/$name.daemon.log" 2>&1 &
+  pids+=($!)
+  local i
+  for i in $(seq 100); do
+    if grep -q "serving" "$work/$name.daemon.log"; then return 0; fi
+    if ! kill -0 "${pids[-1]}" 2>/dev/null; then break; fi
+    sleep 0.1
+  done
+  cat "$work/$name.daemon.log"
+  note "metaroced $name did not start"
+  exit 1
+}
+
+# wait_listen NS PORT: until something listens on TCP PORT in NS (10 s).
+wait_listen() {
+  local i
+  for i in $(seq 200); do
+    if in_ns "$1" ss -Hltn "sport = :$2" | grep -q .; then return 0; fi
+    sleep 0.05
+  done
+  return 1
+}
+
+tcp_port=19000
+# pair NAME CHECK SERVER_NS SERVER_SOCK CLIENT_NS CLIENT_SOCK SERVER_ADDR PROGRAM ARGS...:
+# runs PROGRAM as server and as client (client gets SERVER_ADDR), both under
+# mr-run; passes if both exit 0 and the client's output matches CHECK.
+pair() {
+  local name=$1 check=$2 sns=$3 ssock=$4 cns=$5 csock=$6 addr=$7 prog=$8
+  shift 8
+  tcp_port=$((tcp_port + 1))
+  local port_opt=(-p "$tcp_port")
+  local file=${name//\//_}
+  local slog="$work/$file.server.log" clog="$work/$file.client.log"
+  METAROCE_SOCKET=$ssock in_ns "$sns" timeout 120 "$run_bin" "$prog" "${port_opt[@]}" "$@" \
+    >"$slog" 2>&1 &
+  local server=$!
+  if ! wait_listen "$sns" "$tcp_port"; then
+    kill "$server" 2>/dev/null
+    wait "$server" 2>/dev/null
+    bad "$name" "the server never listened" "$slog"
+    return
+  fi
+  local cs=0 ss=0
+  METAROCE_SOCKET=$csock in_ns "$cns" timeout 120 "$run_bin" "$prog" "${port_opt[@]}" "$@" \
+    "$addr" >"$clog" 2>&1 || cs=$?
+  [ "$cs" -eq 0 ] || kill "$server" 2>/dev/null
+  wait "$server" || ss=$?
+  if [ "$cs" -ne 0 ] || [ "$ss" -ne 0 ]; then
+    bad "$name" "client exit $cs, server exit $ss" "$clog" "$slog"
+  elif ! grep -Eq "$check" "$clog"; then
+    bad "$name" "the client's report lacks /$check/" "$clog"
+  else
+    ok "$name: $(grep -E "$check" "$clog" | head -n 1 | tr -s ' \t' ' ')"
+  fi
+}
+
+bw_line='^ *65536 +[0-9]+ +[0-9.]+ +[0-9.]+'
+lat_line='^ *2 +1000 +[0-9.]+'
+pp_line='[0-9]+ iters in [0-9.]+ seconds'
+
+# programs TAG SNS SSOCK CNS CSOCK ADDR: the acceptance list between two ends.
+programs() {
+  local tag=$1 sns=$2 ssock=$3 cns=$4 csock=$5 addr=$6
+  pair "$tag/ibv_rc_pingpong" "$pp_line" "$sns" "$ssock" "$cns" "$csock" "$addr" ibv_rc_pingpong
+  pair "$tag/ibv_rc_pingpong-s65536-n1000" "1000 iters in" "$sns" "$ssock" "$cns" "$csock" \
+    "$addr" ibv_rc_pingpong -s 65536 -n 1000
+  pair "$tag/ibv_rc_pingpong-e" "$pp_line" "$sns" "$ssock" "$cns" "$csock" "$addr" \
+    ibv_rc_pingpong -e
+  local t
+  for t in ib_write_bw ib_read_bw ib_send_bw; do
+    pair "$tag/$t" "$bw_line" "$sns" "$ssock" "$cns" "$csock" "$addr" "$t"
+  done
+  for t in ib_write_lat ib_read_lat ib_send_lat; do
+    pair "$tag/$t" "$lat_line" "$sns" "$ssock" "$cns" "$csock" "$addr" "$t"
+  done
+}
+
+# device_tools TAG NS SOCK
+device_tools() {
+  local tag=$1 ns=$2 sock=$3 log="$work/$1.devices.log"
+  if METAROCE_SOCKET=$sock in_ns "$ns" "$run_bin" ibv_devices >"$log" 2>&1 &&
+    grep -Eq "metaroce0[[:space:]]+[0-9a-f]{16}" "$log"; then
+    ok "$tag/ibv_devices"
+  else
+    bad "$tag/ibv_devices" "no metaroce0 with a GUID" "$log"
+  fi
+  log="$work/$tag.devinfo.log"
+  if METAROCE_SOCKET=$sock in_ns "$ns" "$run_bin" ibv_devinfo -v >"$log" 2>&1 &&
+    grep -q "hca_id:.*metaroce0" "$log" && grep -q "PORT_ACTIVE" "$log" &&
+    grep -q "link_layer:.*Ethernet" "$log" && grep -Eq "GID\[ *0\]:" "$log"; then
+    ok "$tag/ibv_devinfo"
+  else
+    bad "$tag/ibv_devinfo" "not an active Ethernet port with a GID" "$log"
+  fi
+}
+
+# killed TAG NS SOCK DAEMON_LOG: kill -9 a client mid-test; the daemon reclaims it and serves on.
+killed() {
+  local tag=$1 ns=$2 sock=$3 dlog=$4
+  tcp_port=$((tcp_port + 1))
+  METAROCE_SOCKET=$sock in_ns "$ns" timeout 60 "$run_bin" ib_write_bw -p "$tcp_port" -D 30 \
+    >"$work/$tag.victim-server.log" 2>&1 &
+  local server=$!
+  wait_listen "$ns" "$tcp_port" || true
+  METAROCE_SOCKET=$sock in_ns "$ns" timeout 60 "$run_bin" ib_write_bw -p "$tcp_port" -D 30 \
+    127.0.0.1 >"$work/$tag.victim-client.log" 2>&1 &
+  local client=$!
+  sleep 3  # connected and writing (a 30 s test)
+  # The program itself, not the shell that started it.
+  pkill -9 -f "ib_write_bw -p $tcp_port -D 30 127.0.0.1"
+  wait "$client" 2>/dev/null
+  pkill -f "ib_write_bw -p $tcp_port -D 30"
+  wait "$server" 2>/dev/null
+  sleep 0.5
+  if ! grep -Eq "detached: [1-9][0-9]* QPs" "$dlog"; then
+    bad "$tag/kill-9" "the daemon reclaimed no QPs of the killed application" "$dlog"
+    return
+  fi
+  ok "$tag/kill-9: $(grep -E "detached: [1-9][0-9]* QPs" "$dlog" | tail -n 1 | sed 's/.*metaroced: //')"
+  pair "$tag/after-kill-9/ibv_rc_pingpong" "$pp_line" "$ns" "$sock" "$ns" "$sock" 127.0.0.1 \
+    ibv_rc_pingpong
+}
+
+for s in "${scenarios[@]}"; do
+  case "$s" in
+    local)
+      sock="$work/local.sock"
+      # Its own UDP port: other tests may run a daemon at the same time.
+      start_daemon local "" "$sock" --port "udp:ip=127.0.0.1,port=$((40000 + $$ % 10000))"
+      device_tools local "" "$sock"
+      programs local "" "$sock" "" "$sock" 127.0.0.1
+      killed local "" "$sock" "$work/local.daemon.log"
+      ;;
+    loss)
+      sock="$work/loss.sock"
+      start_daemon loss "" "$sock" --port "udp:ip=127.0.0.1,port=$((50000 + $$ % 10000))" \
+        --set "dataplane.faults=drop=0.01,seed=7"
+      programs loss "" "$sock" "" "$sock" 127.0.0.1
+      ;;
+    netns)
+      ip netns add "$ns_a" && ip netns add "$ns_b" &&
+        ip link add "$veth_a" netns "$ns_a" type veth peer name "$veth_b" netns "$ns_b" || {
+        note "cannot create network namespaces (root needed)"
+        exit 1
+      }
+      ip -n "$ns_a" addr add "10.196.$net.1/24" dev "$veth_a"
+      ip -n "$ns_b" addr add "10.196.$net.2/24" dev "$veth_b"
+      for ns in "$ns_a" "$ns_b"; do ip -n "$ns" link set lo up; done
+      ip -n "$ns_a" link set "$veth_a" up
+      ip -n "$ns_b" link set "$veth_b" up
+      eal() {
+        echo "--no-huge;-m;256;--no-pci;--no-shconf;--file-prefix=mr_vp_$$_$1;--no-telemetry;--vdev=net_af_packet0|iface=$2"
+      }
+      start_daemon netns-a "$ns_a" "$work/a.sock" --set \
+        "dataplane.port=dpdk:eal=$(eal a "$veth_a"),port=net_af_packet0,ip=10.197.$net.1" \
+        --set "dataplane.faults=drop=0.01,seed=11"
+      start_daemon netns-b "$ns_b" "$work/b.sock" --set \
+        "dataplane.port=dpdk:eal=$(eal b "$veth_b"),port=net_af_packet0,ip=10.197.$net.2" \
+        --set "dataplane.faults=drop=0.01,seed=12"
+      device_tools netns "$ns_a" "$work/a.sock"
+      programs netns "$ns_a" "$work/a.sock" "$ns_b" "$work/b.sock" "10.196.$net.1"
+      ;;
+    *)
+      note "unknown scenario $s (local, loss, netns)"
+      exit 2
+      ;;
+  esac
+done
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
