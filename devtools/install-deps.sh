@@ -11,6 +11,7 @@ packages=(
   libdpdk-dev dpdk dpdk-dev   # DPDK 22.11: ethdev, memif/af_packet/ring/null PMDs, telemetry;
                               # dpdk-dev: dpdk-telemetry.py and dpdk-dumpcap (doc/observability.md)
   libibverbs-dev ibverbs-utils rdma-core  # rdma-core 44: verbs headers and tools
+  perftest                    # ib_write_bw & co., run unmodified over the verbs shim (test/metaroced)
   libabsl-dev                 # Abseil 20220623
   libsodium-dev               # ChaCha20 CSPRNG and SipHash cookies of the engine (lib/transport)
   libgtest-dev libgmock-dev googletest
