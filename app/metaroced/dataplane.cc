@@ -401,8 +401,9 @@ void ShardService::MoveCompletions(App* app, CqObj* cq) {
   }
   if (written == 0) return;
   app->completions += written;
-  h->prod.v.store(cq->prod, std::memory_order_release);
-  if (h->arm.v.load(std::memory_order_acquire) != 0 && h->arm.v.exchange(0) != 0) {
+  // seq_cst, as ibv_req_notify_cq's store of arm: see lib/verbs/cq.cc.
+  h->prod.v.store(cq->prod, std::memory_order_seq_cst);
+  if (h->arm.v.load(std::memory_order_seq_cst) != 0 && h->arm.v.exchange(0) != 0) {
     h->events.v.fetch_add(1, std::memory_order_release);
     if (ChannelObj* ch = app->channels.Get(cq->channel)) Signal(ch->efd);
   }

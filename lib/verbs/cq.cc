@@ -205,7 +205,10 @@ int PollCq(ibv_cq* ibcq, int n, ibv_wc* wc) {
 int ReqNotifyCq(ibv_cq* ibcq, int solicited_only) {
   Cq* cq = ToCq(ibcq);
   if (cq->ctx->gone.load(std::memory_order_relaxed)) return EIO;
-  cq->seg->arm.v.store(solicited_only != 0 ? 2 : 1, std::memory_order_release);
+  // seq_cst: the daemon publishes a completion, then reads this flag; we set
+  // it, then read its producer index. Either it sees the flag or the program's
+  // next poll sees the completion (a store-load pair needs a full fence).
+  cq->seg->arm.v.store(solicited_only != 0 ? 2 : 1, std::memory_order_seq_cst);
   return 0;
 }
 

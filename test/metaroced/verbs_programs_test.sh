@@ -66,11 +66,18 @@ in_ns() {
   if [ -n "$ns" ]; then ip netns exec "$ns" "$@"; else "$@"; fi
 }
 
+# bg_ns NS CMD... &: the same in the background, so that $! is CMD itself.
+bg_ns() {
+  local ns=$1
+  shift
+  if [ -n "$ns" ]; then exec ip netns exec "$ns" "$@"; else exec "$@"; fi
+}
+
 # start_daemon NAME NS SOCKET ARGS...: starts metaroced and waits for its socket.
 start_daemon() {
   local name=$1 ns=$2 sock=$3
   shift 3
-  in_ns "$ns" "$daemon_bin" --socket "$sock" "$@" >"$work/$name.daemon.log" 2>&1 &
+  bg_ns "$ns" "$daemon_bin" --socket "$sock" "$@" >"$work/$name.daemon.log" 2>&1 &
   pids+=($!)
   local i
   for i in $(seq 100); do
@@ -104,7 +111,7 @@ pair() {
   local port_opt=(-p "$tcp_port")
   local file=${name//\//_}
   local slog="$work/$file.server.log" clog="$work/$file.client.log"
-  METAROCE_SOCKET=$ssock in_ns "$sns" timeout 120 "$run_bin" "$prog" "${port_opt[@]}" "$@" \
+  METAROCE_SOCKET=$ssock bg_ns "$sns" timeout 120 "$run_bin" "$prog" "${port_opt[@]}" "$@" \
     >"$slog" 2>&1 &
   local server=$!
   if ! wait_listen "$sns" "$tcp_port"; then
@@ -171,11 +178,11 @@ device_tools() {
 killed() {
   local tag=$1 ns=$2 sock=$3 dlog=$4
   tcp_port=$((tcp_port + 1))
-  METAROCE_SOCKET=$sock in_ns "$ns" timeout 60 "$run_bin" ib_write_bw -p "$tcp_port" -D 30 \
+  METAROCE_SOCKET=$sock bg_ns "$ns" timeout 60 "$run_bin" ib_write_bw -p "$tcp_port" -D 30 \
     >"$work/$tag.victim-server.log" 2>&1 &
   local server=$!
   wait_listen "$ns" "$tcp_port" || true
-  METAROCE_SOCKET=$sock in_ns "$ns" timeout 60 "$run_bin" ib_write_bw -p "$tcp_port" -D 30 \
+  METAROCE_SOCKET=$sock bg_ns "$ns" timeout 60 "$run_bin" ib_write_bw -p "$tcp_port" -D 30 \
     127.0.0.1 >"$work/$tag.victim-client.log" 2>&1 &
   local client=$!
   sleep 3  # connected and writing (a 30 s test)
