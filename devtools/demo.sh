@@ -21,7 +21,7 @@ the mr-perf benchmark between two processes, and the embedding API. Nothing
 below needs a NIC or hugepages, and nothing is sent beyond this host (the
 DPDK driver runs the same way over memif or af_packet: doc/mr-perf.md).
 
-== 1. wire format v0 ==
+== 1. wire format v1 ==
 Every packet type, encoded into Ethernet/IPv4 and Ethernet/IPv6 frames,
 written to a pcap capture, decoded by the parser the engine uses, then by
 the Wireshark dissector.
@@ -109,3 +109,28 @@ build/examples/mr-pingpong --port "udp:ip=127.0.0.1,port=0" --faults drop=0.01 \
   --connect "127.0.0.1:$tcp" --iters 1000 --size 4096 || true
 wait "$server" || true
 cat "$work/server.log"
+
+cat <<'TXT'
+
+== 5. unmodified verbs programs: ib_write_bw over metaroced ==
+The Debian perftest binary, untouched, runs over metaroce: mr-run puts
+metaroce's libibverbs.so.1 (lib/verbs) in front of it, and the shim talks to
+metaroced (doc/daemon.md, doc/verbs.md) through shared-memory rings. The
+server makes no verbs call during the test: the daemon writes into its
+registered memory by itself. Both ends are on one daemon here.
+
+TXT
+sock="$work/metaroced.sock"
+build/app/metaroced/metaroced --socket "$sock" --port "udp:ip=127.0.0.1,port=0" >"$work/metaroced.log" 2>&1 &
+daemon=$!
+for _ in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
+tcp=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+METAROCE_SOCKET=$sock build/app/mr-run ib_write_bw -p "$tcp" >"$work/ib-server.log" 2>&1 &
+server=$!
+for _ in $(seq 100); do ss -Hltn "sport = :$tcp" | grep -q . && break; sleep 0.05; done
+METAROCE_SOCKET=$sock build/app/mr-run ib_write_bw -p "$tcp" 127.0.0.1 || true
+wait "$server" || true
+kill "$daemon" 2>/dev/null || true
+wait "$daemon" 2>/dev/null || true
+echo "-- metaroced's log --"
+cat "$work/metaroced.log"

@@ -43,7 +43,7 @@ fi
 
 for p in ibv_devices ibv_devinfo ibv_rc_pingpong ib_write_bw ib_read_lat ib_send_bw; do
     bin=/usr/bin/$p
-    [ -x "$bin" ] || { echo "skip: no $bin"; continue; }
+    [ -x "$bin" ] || { bad "no $bin (devtools/install-deps.sh installs ibverbs-utils and perftest)"; continue; }
     LD_LIBRARY_PATH=$dir ldd "$bin" | grep -q "libibverbs.so.1 => $dir/libibverbs.so.1" ||
         bad "$p does not load the shim"
     LD_BIND_NOW=1 LD_LIBRARY_PATH=$dir METAROCE_SOCKET=/nonexistent/metaroce.sock \
@@ -55,5 +55,9 @@ for p in ibv_devices ibv_devinfo ibv_rc_pingpong ib_write_bw ib_read_lat ib_send
         echo "ok: $p binds (BIND_NOW) against the shim"
     fi
 done
+# doc/verbs.md lists every export with its status.
+while read -r _ sym; do
+    grep -q "^| \`$sym\` |" "$src/doc/verbs.md" || bad "doc/verbs.md does not list $sym"
+done <"$tmp/real"
 [ $fail -eq 0 ] && echo "all checks passed"
 exit $fail
