@@ -229,6 +229,7 @@ struct QpObj {
   uint32_t qpn = 0;
   uint32_t pd = 0, send_cq = 0, recv_cq = 0;
   bool sq_sig_all = false;
+  transport::QpAttr tuning;  ///< the engine QP's attributes as kModifyQp last set them
   uint32_t max_send_sge = 0, max_recv_sge = 0, max_inline = 0;
   std::unique_ptr<Segment> seg;
   uint32_t sq_depth = 0, rq_depth = 0;

@@ -210,6 +210,32 @@ int ShardService::Execute(App* app, ipc::Op op, const uint8_t* body, size_t len,
       Reply(reply, rep);
       return 0;
     }
+    case ipc::Op::kModifyQp: {
+      ipc::ModifyQpReq r;
+      if (!Parse(body, len, &r)) return EINVAL;
+      QpObj* qp = app->qps.Get(r.qp);
+      if (qp == nullptr || r.retry_cnt > 7 || r.rnr_retry > 7 || r.min_rnr_timer > 31) {
+        return EINVAL;
+      }
+      transport::QpAttr a = qp->tuning;
+      if (r.mask & ipc::modify::kAccess) {
+        a.remote_access = 0;
+        if (r.access_flags & IBV_ACCESS_REMOTE_WRITE) {
+          a.remote_access |= transport::access::kRemoteWrite;
+        }
+        if (r.access_flags & IBV_ACCESS_REMOTE_READ)
+          a.remote_access |= transport::access::kRemoteRead;
+        if (r.access_flags & IBV_ACCESS_REMOTE_ATOMIC) {
+          a.remote_access |= transport::access::kRemoteAtomic;
+        }
+      }
+      if (r.mask & ipc::modify::kRetryCnt) a.retry_cnt = r.retry_cnt;
+      if (r.mask & ipc::modify::kRnrRetry) a.rnr_retry = r.rnr_retry;
+      if (r.mask & ipc::modify::kMinRnrTimer) a.min_rnr_delay_ns = RnrTimerNs(r.min_rnr_timer);
+      if (absl::Status s = engine().UpdateQp(qp->qpn, a); !s.ok()) return ErrnoOf(s);
+      qp->tuning = a;
+      return 0;
+    }
     case ipc::Op::kSetQpError: {
       if (!Parse(body, len, &h)) return EINVAL;
       QpObj* qp = app->qps.Get(h.handle);
@@ -313,6 +339,7 @@ int ShardService::CreateQp(App* app, const ipc::CreateQpReq& r, std::vector<uint
   if (!qpn.ok()) return ErrnoOf(qpn.status());
   auto o = std::make_unique<QpObj>();
   QpObj* qp = o.get();
+  qp->tuning = qa;
   qp->qpn = *qpn;
   qp->pd = r.pd;
   qp->send_cq = r.send_cq;
@@ -383,7 +410,6 @@ int ShardService::ConnectQp(App* app, const ipc::ConnectQpReq& r) {
   // Shard 0's port is the daemon's base port; the peer QP's low bits say its shard.
   peer.udp_port = PortForQpn(static_cast<uint16_t>(s.udp_port() - index_), r.dest_qpn);
   if (peer.ip == self.ip && peer.udp_port == self.udp_port) peer.mac = self.mac;
-  (void)RnrTimerNs;  // the engine's QP keeps the min_rnr_delay it was created with
   if (absl::Status st = engine().ConnectQp(qp->qpn, peer, r.dest_qpn); !st.ok()) {
     MR_LOG(WARNING, "metaroced: app %llu: connect QP %u to %s: %s",
            static_cast<unsigned long long>(app->id), qp->qpn, peer.ip.ToString().c_str(),

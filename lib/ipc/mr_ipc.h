@@ -30,7 +30,7 @@
 namespace metaroce::ipc {
 
 /** Bumped whenever anything in this header or mr_ipc_ring.h changes layout or meaning. */
-inline constexpr uint32_t kAbiVersion = 1;
+inline constexpr uint32_t kAbiVersion = 2;
 /** Where the daemon listens unless told otherwise (config `socket`, env METAROCE_SOCKET). */
 inline constexpr char kDefaultSocketPath[] = "/run/metaroce/metaroced.sock";
 /** Environment variable that overrides the socket path for applications. */
@@ -58,6 +58,7 @@ enum class Op : uint16_t {
   kDestroyQp = 12,          ///< handle
   kQueryQp = 13,            ///< handle -> QueryQpRep
   kSetQpError = 14,         ///< handle: the QP enters the error state, its work is flushed
+  kModifyQp = 15,           ///< ModifyQpReq: the attributes of ibv_modify_qp the engine keeps
 };
 
 /** Starts every datagram, both directions. */
@@ -193,6 +194,26 @@ struct ConnectQpReq {
   uint8_t reserved[2] = {};
 };
 static_assert(sizeof(ConnectQpReq) == 32);
+
+/** Which fields of ModifyQpReq are given (the IBV_QP_* attribute they come from). */
+namespace modify {
+inline constexpr uint32_t kAccess = 1u << 0;       ///< IBV_QP_ACCESS_FLAGS
+inline constexpr uint32_t kRetryCnt = 1u << 1;     ///< IBV_QP_RETRY_CNT
+inline constexpr uint32_t kRnrRetry = 1u << 2;     ///< IBV_QP_RNR_RETRY
+inline constexpr uint32_t kMinRnrTimer = 1u << 3;  ///< IBV_QP_MIN_RNR_TIMER
+}  // namespace modify
+
+/** Sent by every ibv_modify_qp that names one of the attributes of `modify`. */
+struct ModifyQpReq {
+  uint32_t qp = 0;
+  uint32_t mask = 0;          ///< modify::* bits
+  uint32_t access_flags = 0;  ///< IBV_ACCESS_REMOTE_{WRITE,READ,ATOMIC} (others ignored)
+  uint8_t retry_cnt = 0;      ///< 0..7
+  uint8_t rnr_retry = 0;      ///< 0..7, 7 = forever
+  uint8_t min_rnr_timer = 0;  ///< IB encoding 0..31
+  uint8_t reserved = 0;
+};
+static_assert(sizeof(ModifyQpReq) == 16);
 
 /** QP states the daemon reports (the engine's view; the shim keeps RESET/INIT/RTR/RTS/SQD). */
 enum class QpStatus : uint32_t { kIdle = 0, kReady = 1, kError = 2 };

@@ -116,6 +116,7 @@ absl::Status Engine::DestroyQp(uint32_t qpn) { return impl_->DestroyQp(qpn); }
 absl::Status Engine::ConnectQp(uint32_t qpn, const PeerAddr& peer, uint32_t remote_qpn) {
   return impl_->ConnectQp(qpn, peer, remote_qpn);
 }
+absl::Status Engine::UpdateQp(uint32_t qpn, const QpAttr& a) { return impl_->UpdateQp(qpn, a); }
 QpState Engine::GetQpState(uint32_t qpn) const {
   auto it = impl_->qps.find(qpn);
   return it == impl_->qps.end() ? QpState::kReset : it->second->state;
@@ -521,6 +522,20 @@ absl::Status EngineImpl::SetQpError(uint32_t qpn) {
   Qp* qp = FindQp(qpn);
   if (qp == nullptr) return absl::NotFoundError(absl::StrCat("no QP ", qpn));
   FailQp(qp, WcStatus::kWrFlushErr);
+  return absl::OkStatus();
+}
+
+absl::Status EngineImpl::UpdateQp(uint32_t qpn, const QpAttr& a) {
+  Qp* qp = FindQp(qpn);
+  if (qp == nullptr) return absl::NotFoundError(absl::StrCat("no QP ", qpn));
+  if ((a.remote_access & ~(access::kRemoteWrite | access::kRemoteRead | access::kRemoteAtomic)) !=
+      0) {
+    return absl::InvalidArgumentError("remote_access takes only the access::kRemote* bits");
+  }
+  qp->attr.remote_access = a.remote_access;
+  qp->attr.retry_cnt = a.retry_cnt;
+  qp->attr.rnr_retry = a.rnr_retry;
+  qp->attr.min_rnr_delay_ns = a.min_rnr_delay_ns;
   return absl::OkStatus();
 }
 

@@ -326,6 +326,7 @@ class EngineImpl {
   absl::Status DestroyQp(uint32_t qpn);
   absl::Status ConnectQp(uint32_t qpn, const PeerAddr& peer, uint32_t remote_qpn);
   absl::Status SetQpError(uint32_t qpn);
+  absl::Status UpdateQp(uint32_t qpn, const QpAttr& attr);
   size_t TakeReadyCqs(std::span<uint32_t> out);
   absl::Status PostSend(TimeNs now, uint32_t qpn, const SendWr& wr);
   absl::Status PostRecv(uint32_t qpn, const RecvWr& wr);

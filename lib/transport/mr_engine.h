@@ -129,6 +129,8 @@ struct QpAttr {
   TimeNs min_rnr_delay_ns = 10'000;  ///< what this QP asks senders to wait when it has no receive
   uint32_t retry_cnt = config::kMsgRetries;
   bool sq_sig_all = false;
+  /** Remote operations peers may do through this QP (access::kRemote*), as qp_access_flags. */
+  uint32_t remote_access = access::kRemoteWrite | access::kRemoteRead | access::kRemoteAtomic;
 };
 
 /** A registered memory region. */
@@ -284,6 +286,12 @@ class Engine {
    * posted at once; it is sent when the connection is up.
    */
   absl::Status ConnectQp(uint32_t qpn, const PeerAddr& peer, uint32_t remote_qpn);
+  /**
+   * What ibv_modify_qp changes after creation: remote_access, retry_cnt,
+   * rnr_retry and min_rnr_delay_ns of @p attr (the rest is ignored). Work
+   * posted from now on uses the new retry budgets.
+   */
+  absl::Status UpdateQp(uint32_t qpn, const QpAttr& attr);
   QpState GetQpState(uint32_t qpn) const;
 
   // ---- Data path ----

@@ -626,8 +626,11 @@ void EngineImpl::HandleRequest(TimeNs now, Connection* c, Qp* qp, const wire::Pa
       if (len != 0) {
         // The whole message must fit its region (as verbs checks it): no chunk
         // of a WRITE that reaches past the region is placed.
+        // The QP must allow remote writes (qp_access_flags), then the region.
         wire::NakDetail why =
-            mrs.CheckRemote(d.rkey, qp->attr.pd, d.va, d.msg_len, access::kRemoteWrite);
+            (qp->attr.remote_access & access::kRemoteWrite) == 0
+                ? wire::NakDetail::kNoPermission
+                : mrs.CheckRemote(d.rkey, qp->attr.pd, d.va, d.msg_len, access::kRemoteWrite);
         if (why == wire::NakDetail::kNone &&
             !mem->Write(qp->owner, d.va + d.msg_offset, p.payload.data(), len)) {
           why = wire::NakDetail::kRegionInvalidated;  // its memory is out of reach
@@ -711,10 +714,10 @@ void EngineImpl::AdvanceReceiver(TimeNs now, Connection* c, Qp* qp) {
         continue;  // the failed branch above ends the stream
       }
       const uint64_t len = atomic ? 8 : m.len;
-      wire::NakDetail why =
-          len == 0 ? wire::NakDetail::kNone
-                   : mrs.CheckRemote(m.rkey, qp->attr.pd, m.va, len,
-                                     atomic ? access::kRemoteAtomic : access::kRemoteRead);
+      const uint32_t need = atomic ? access::kRemoteAtomic : access::kRemoteRead;
+      wire::NakDetail why = (qp->attr.remote_access & need) == 0 ? wire::NakDetail::kNoPermission
+                            : len == 0                           ? wire::NakDetail::kNone
+                                       : mrs.CheckRemote(m.rkey, qp->attr.pd, m.va, len, need);
       uint64_t orig = 0;
       if (why == wire::NakDetail::kNone && atomic &&
           !(m.type == PacketType::kAtomicFetchAdd

@@ -253,6 +253,31 @@ int Modify(Qp* qp, ibv_qp_attr* attr, int mask) {
       return EOPNOTSUPP;
     }
   }
+  const int tuned =
+      given & (IBV_QP_ACCESS_FLAGS | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MIN_RNR_TIMER);
+  if (tuned != 0) {
+    // Before the connection: the QP's access rights hold from its first packet.
+    ipc::ModifyQpReq req;
+    req.qp = qp->handle;
+    if (tuned & IBV_QP_ACCESS_FLAGS) {
+      req.mask |= ipc::modify::kAccess;
+      req.access_flags = attr->qp_access_flags;
+    }
+    if (tuned & IBV_QP_RETRY_CNT) {
+      req.mask |= ipc::modify::kRetryCnt;
+      req.retry_cnt = static_cast<uint8_t>(attr->retry_cnt);
+    }
+    if (tuned & IBV_QP_RNR_RETRY) {
+      req.mask |= ipc::modify::kRnrRetry;
+      req.rnr_retry = static_cast<uint8_t>(attr->rnr_retry);
+    }
+    if (tuned & IBV_QP_MIN_RNR_TIMER) {
+      req.mask |= ipc::modify::kMinRnrTimer;
+      req.min_rnr_timer = static_cast<uint8_t>(attr->min_rnr_timer);
+    }
+    const int e = Request(c, ipc::Op::kModifyQp, &req, sizeof(req), nullptr, 0);
+    if (e != 0) return e;
+  }
   if (cur == IBV_QPS_INIT && next == IBV_QPS_RTR) {
     ipc::ConnectQpReq req;
     req.qp = qp->handle;
@@ -260,8 +285,8 @@ int Modify(Qp* qp, ibv_qp_attr* attr, int mask) {
     if (attr->ah_attr.is_global != 0) memcpy(req.dest_gid, attr->ah_attr.grh.dgid.raw, 16);
     req.dest_lid = attr->ah_attr.dlid;
     req.min_rnr_timer = attr->min_rnr_timer;
-    // retry_cnt, rnr_retry and timeout come with RTR->RTS, after the QP must
-    // already accept its peer's packets: sent as 0 (the daemon's defaults).
+    // retry_cnt and rnr_retry follow with RTR->RTS (kModifyQp); timeout is
+    // not used: metaroce's timers follow each path's measured RTT.
     const int e = Request(c, ipc::Op::kConnectQp, &req, sizeof(req), nullptr, 0);
     if (e != 0) return e;
     qp->connected = true;

@@ -307,3 +307,48 @@ TEST_F(LoopbackTest, AConnectionIdleWithoutQpsTakesNewQps) {
 
 }  // namespace
 }  // namespace metaroce::transport::unit
+
+namespace metaroce::transport::unit {
+namespace {
+
+// qp_access_flags: a QP refuses the remote operations it does not allow,
+// whatever its regions allow (the NAK says no permission).
+TEST_F(LoopbackTest, AQpRefusesRemoteOperationsItsAccessFlagsDoNotAllow) {
+  struct Case {
+    uint32_t allowed;
+    Opcode op;
+    WcStatus want;
+  };
+  const Case cases[] = {
+      {0, Opcode::kWrite, WcStatus::kRemAccessErr},
+      {access::kRemoteRead, Opcode::kWrite, WcStatus::kRemAccessErr},
+      {access::kRemoteRead, Opcode::kRead, WcStatus::kSuccess},
+      {access::kRemoteWrite, Opcode::kRead, WcStatus::kRemAccessErr},
+      {access::kRemoteWrite, Opcode::kWriteImm, WcStatus::kSuccess},
+      {access::kRemoteWrite, Opcode::kAtomicFetchAdd, WcStatus::kRemAccessErr},
+      {access::kRemoteAtomic, Opcode::kAtomicCompSwap, WcStatus::kSuccess},
+      {0, Opcode::kSend, WcStatus::kSuccess},  // a SEND needs no remote access
+  };
+  for (const Case& k : cases) {
+    SCOPED_TRACE(testing::Message() << "allowed " << k.allowed << " op " << static_cast<int>(k.op));
+    eng_.reset();
+    Start(EngineConfig{});
+    QpAttr a;
+    a.remote_access = k.allowed;
+    ASSERT_TRUE(eng_->UpdateQp(end_[1].qpn, a).ok());
+    const bool receive = k.op == Opcode::kSend || k.op == Opcode::kWriteImm;
+    if (receive) PostRecvB(4096);
+    const bool atomic = k.op == Opcode::kAtomicFetchAdd || k.op == Opcode::kAtomicCompSwap;
+    ASSERT_TRUE(eng_->PostSend(now_, end_[0].qpn, Wr(k.op, atomic ? 8 : 1000)).ok());
+    std::vector<Completion> c = Run(0, 1);
+    ASSERT_EQ(c.size(), 1u);
+    EXPECT_EQ(c[0].status, k.want) << WcStatusName(c[0].status);
+  }
+  QpAttr bad;
+  bad.remote_access = access::kLocalWrite;
+  EXPECT_FALSE(eng_->UpdateQp(end_[1].qpn, bad).ok());
+  EXPECT_FALSE(eng_->UpdateQp(0x777, QpAttr{}).ok());
+}
+
+}  // namespace
+}  // namespace metaroce::transport::unit

@@ -65,6 +65,8 @@ struct FQp {
   uint32_t send_cq, recv_cq;
   bool sig_all;
   QpStatus status = QpStatus::kIdle;
+  uint32_t modifies = 0;      // kModifyQp requests seen
+  uint32_t access_flags = 0;  // the last qp_access_flags given
   uint32_t dest_qpn = 0;
   uint32_t sq_cons = 0, rq_cons = 0;
   uint32_t max_send_wr;
@@ -554,6 +556,19 @@ bool Serve(Client* c) {
       QueryQpRep r;
       r.status = static_cast<uint32_t>(it->second.status);
       Reply(c, h, 0, &r, sizeof(r));
+      break;
+    }
+    case Op::kModifyQp: {
+      ModifyQpReq r;
+      auto it = Body(buf, n, &r) ? c->qps.find(r.qp) : c->qps.end();
+      if (it == c->qps.end()) {
+        Reply(c, h, EINVAL, nullptr, 0);
+        break;
+      }
+      it->second.modifies++;
+      it->second.access_flags =
+          (r.mask & modify::kAccess) ? r.access_flags : it->second.access_flags;
+      Reply(c, h, 0, nullptr, 0);
       break;
     }
     case Op::kSetQpError: {
