@@ -1,0 +1,387 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The metaroce authors
+ */
+
+// A real metaroced and applications that speak its protocol by hand
+// (lib/ipc): malformed and hostile control messages and ring contents are
+// refused or fail only the sender's own objects; the daemon keeps serving,
+// and another application's memory is never touched.
+
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "mr_ipc.h"
+#include "mr_ipc_ring.h"
+#include "mr_ipc_socket.h"
+
+#ifndef MR_METAROCED
+#error "MR_METAROCED: path of the metaroced binary"
+#endif
+
+namespace metaroce::ipc {
+namespace {
+
+// IBV_* values used below (no verbs.h: this is the daemon's wire, not the API).
+constexpr uint32_t kIbvAccessLocalWrite = 1, kIbvAccessRemoteWrite = 2;
+constexpr uint32_t kIbvWrRdmaWrite = 0, kIbvSendSignaled = 2;
+constexpr uint8_t kIbvWcSuccess = 0;
+
+/** One application session spoken by hand. */
+class Session {
+ public:
+  explicit Session(const std::string& path) {
+    fd_ = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::strncpy(a.sun_path, path.c_str(), sizeof(a.sun_path) - 1);
+    ok_ = connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0;
+  }
+  ~Session() {
+    if (app_ != nullptr) munmap(app_, kAppSegmentBytes);
+    if (fd_ >= 0) close(fd_);
+  }
+  bool connected() const { return ok_; }
+  int fd() const { return fd_; }
+
+  /** Sends @p op with @p body (+ @p fds); returns the status, reply body and fds. */
+  int Call(Op op, const void* body, size_t len, std::vector<uint8_t>* reply = nullptr,
+           std::vector<int>* fds = nullptr, const int* send_fds = nullptr, int nsend = 0) {
+    CtlHeader h;
+    h.op = static_cast<uint16_t>(op);
+    h.seq = ++seq_;
+    if (SendCtl(fd_, h, body, len, send_fds, nsend) != 0) return -1;
+    uint8_t buf[kMaxCtlBytes];
+    int got[kMaxCtlFds];
+    int n = 0;
+    const ssize_t r = RecvCtl(fd_, buf, sizeof(buf), got, &n);
+    if (r <= 0) return -1;  // the daemon hung up
+    CtlHeader rh;
+    std::memcpy(&rh, buf, sizeof(rh));
+    if (reply != nullptr) reply->assign(buf + sizeof(rh), buf + r);
+    for (int i = 0; i < n; i++) {
+      if (fds != nullptr) {
+        fds->push_back(got[i]);
+      } else {
+        close(got[i]);
+      }
+    }
+    return rh.status;
+  }
+  int Hello() {
+    HelloReq req;
+    std::vector<uint8_t> rep;
+    std::vector<int> fds;
+    const int st = Call(Op::kHello, &req, sizeof(req), &rep, &fds);
+    if (st == 0 && fds.size() == 2) {
+      app_ = static_cast<AppSegment*>(
+          mmap(nullptr, kAppSegmentBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0));
+    }
+    for (int f : fds) close(f);
+    return st;
+  }
+  uint32_t Handle(Op op, const void* body, size_t len, int* st) {
+    std::vector<uint8_t> rep;
+    *st = Call(op, body, len, &rep);
+    uint32_t h = 0;
+    if (*st == 0 && rep.size() >= 4) std::memcpy(&h, rep.data(), 4);
+    return h;
+  }
+  AppSegment* app() const { return app_; }
+
+ private:
+  int fd_ = -1;
+  bool ok_ = false;
+  uint32_t seq_ = 0;
+  AppSegment* app_ = nullptr;
+};
+
+/** An application's QP, with a region and a CQ, set up through the protocol. */
+struct Endpoint {
+  explicit Endpoint(Session* s) : s(s) {}
+  Session* s;
+  uint32_t pd = 0, cq = 0, qp = 0, qpn = 0;
+  RegMrRep mr;
+  std::vector<uint8_t> buf = std::vector<uint8_t>(1 << 16);
+  CqSegment* cqs = nullptr;
+  size_t cq_bytes = 0;
+  uint32_t cq_depth = 0;
+  QpSegment* qps = nullptr;
+  size_t qp_bytes = 0;
+  uint32_t sq_depth = 0;
+
+  void Build() {
+    int st;
+    pd = s->Handle(Op::kAllocPd, nullptr, 0, &st);
+    ASSERT_EQ(st, 0);
+    RegMrReq r;
+    r.pd = pd;
+    r.access = kIbvAccessLocalWrite | kIbvAccessRemoteWrite;
+    r.addr = r.iova = reinterpret_cast<uint64_t>(buf.data());
+    r.length = buf.size();
+    std::vector<uint8_t> rep;
+    ASSERT_EQ(s->Call(Op::kRegMr, &r, sizeof(r), &rep), 0);
+    std::memcpy(&mr, rep.data(), sizeof(mr));
+    CreateCqReq c;
+    c.depth = 64;
+    std::vector<int> fds;
+    ASSERT_EQ(s->Call(Op::kCreateCq, &c, sizeof(c), &rep, &fds), 0);
+    CreateCqRep cr;
+    std::memcpy(&cr, rep.data(), sizeof(cr));
+    cq = cr.handle;
+    cq_depth = cr.depth;
+    cq_bytes = cr.segment_bytes;
+    cqs = static_cast<CqSegment*>(
+        mmap(nullptr, cq_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0));
+    close(fds[0]);
+    fds.clear();
+    CreateQpReq q;
+    q.pd = pd;
+    q.send_cq = q.recv_cq = cq;
+    q.max_send_wr = q.max_recv_wr = 16;
+    q.max_send_sge = q.max_recv_sge = 1;
+    ASSERT_EQ(s->Call(Op::kCreateQp, &q, sizeof(q), &rep, &fds), 0);
+    CreateQpRep qr;
+    std::memcpy(&qr, rep.data(), sizeof(qr));
+    qp = qr.handle;
+    qpn = qr.qpn;
+    sq_depth = qr.sq_depth;
+    qp_bytes = qr.segment_bytes;
+    qps = static_cast<QpSegment*>(
+        mmap(nullptr, qp_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0));
+    close(fds[0]);
+  }
+  ~Endpoint() {
+    if (cqs != nullptr) munmap(cqs, cq_bytes);
+    if (qps != nullptr) munmap(qps, qp_bytes);
+  }
+  void Connect(uint32_t peer_qpn) {
+    ConnectQpReq c;
+    c.qp = qp;
+    c.dest_qpn = peer_qpn;
+    c.dest_gid[10] = c.dest_gid[11] = 0xff;
+    c.dest_gid[12] = 127;
+    c.dest_gid[15] = 1;
+    ASSERT_EQ(s->Call(Op::kConnectQp, &c, sizeof(c)), 0);
+  }
+  SqEntry* Sq(uint32_t pos) {
+    return reinterpret_cast<SqEntry*>(reinterpret_cast<uint8_t*>(qps) + kSqOffset) +
+           (pos & (sq_depth - 1));
+  }
+  void Ring() {
+    AppSegment* a = s->app();
+    if (qps->sq_doorbell.v.exchange(1) != 0) return;
+    const uint32_t p = a->db_prod.v.load();
+    a->doorbells[p & (kDoorbellSlots - 1)] = Doorbell{qp, static_cast<uint32_t>(DoorbellKind::kSq)};
+    a->db_prod.v.store(p + 1);
+  }
+  /** Waits (2 s) for a completion; returns its status, or -1. */
+  int WaitCompletion() {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (std::chrono::steady_clock::now() < until) {
+      const uint32_t cons = cqs->cons.v.load();
+      if (cqs->prod.v.load(std::memory_order_acquire) != cons) {
+        const CqEntry* e =
+            reinterpret_cast<const CqEntry*>(reinterpret_cast<uint8_t*>(cqs) + kCqEntriesOffset) +
+            (cons & (cq_depth - 1));
+        const int st = e->status;
+        cqs->cons.v.store(cons + 1, std::memory_order_release);
+        return st;
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+    return -1;
+  }
+};
+
+class HostileAppTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/mr_hostile_XXXXXX";
+    dir_ = mkdtemp(tmpl);
+    sock_ = dir_ + "/d.sock";
+    pid_ = fork();
+    if (pid_ == 0) {
+      const std::string log = dir_ + "/d.log";
+      freopen(log.c_str(), "w", stdout);
+      freopen(log.c_str(), "a", stderr);
+      execl(MR_METAROCED, "metaroced", "--socket", sock_.c_str(), "--port",
+            "udp:ip=127.0.0.1,port=0", "--set", "dataplane.yield_after_idle_polls=16",
+            static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    for (int i = 0; i < 100; i++) {
+      Session s(sock_);
+      if (s.connected()) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    FAIL() << "metaroced did not start";
+  }
+  void TearDown() override {
+    if (pid_ > 0) {
+      kill(pid_, SIGTERM);
+      int st = 0;
+      waitpid(pid_, &st, 0);
+      EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "metaroced did not exit cleanly";
+    }
+    std::string cmd = "rm -rf " + dir_;
+    (void)system(cmd.c_str());
+  }
+  bool DaemonAlive() { return pid_ > 0 && waitpid(pid_, nullptr, WNOHANG) == 0; }
+
+  std::string dir_, sock_;
+  pid_t pid_ = -1;
+};
+
+TEST_F(HostileAppTest, MalformedControlMessagesAreRefusedAndTheDaemonServesOn) {
+  {
+    Session s(sock_);
+    ASSERT_TRUE(s.connected());
+    // Anything before Hello ends the session.
+    int st;
+    s.Handle(Op::kAllocPd, nullptr, 0, &st);
+    EXPECT_EQ(st, EPROTO);
+  }
+  Session s(sock_);
+  ASSERT_EQ(s.Hello(), 0);
+  HelloReq again;
+  EXPECT_EQ(s.Call(Op::kHello, &again, sizeof(again)), EPROTO);  // and the session ends
+  Session t(sock_);
+  HelloReq old;
+  old.abi_version = kAbiVersion + 7;
+  EXPECT_EQ(t.Call(Op::kHello, &old, sizeof(old)), EPROTONOSUPPORT);
+
+  Session u(sock_);
+  ASSERT_EQ(u.Hello(), 0);
+  int st;
+  EXPECT_EQ(u.Call(static_cast<Op>(999), nullptr, 0), EOPNOTSUPP);
+  uint8_t junk[40] = {1, 2, 3};
+  EXPECT_EQ(u.Call(Op::kRegMr, junk, 7), EINVAL);  // wrong body size
+  HandleMsg h{0x12345, 0};
+  EXPECT_EQ(u.Call(Op::kDeallocPd, &h, sizeof(h)), EINVAL);
+  EXPECT_EQ(u.Call(Op::kDestroyQp, &h, sizeof(h)), EINVAL);
+  CreateCqReq big;
+  big.depth = 1u << 30;
+  EXPECT_EQ(u.Call(Op::kCreateCq, &big, sizeof(big)), EINVAL);
+  const uint32_t pd = u.Handle(Op::kAllocPd, nullptr, 0, &st);
+  ASSERT_EQ(st, 0);
+  RegMrReq mr;
+  mr.pd = pd;
+  mr.addr = mr.iova = 0xffff'ffff'ffff'f000ull;
+  mr.length = 1 << 20;  // wraps
+  EXPECT_EQ(u.Call(Op::kRegMr, &mr, sizeof(mr)), EINVAL);
+  mr.addr = mr.iova = 0x10000;
+  mr.length = uint64_t{1} << 50;  // over max_mr_bytes
+  EXPECT_EQ(u.Call(Op::kRegMr, &mr, sizeof(mr)), ENOMEM);
+  // A "memfd" that is not one (a pipe) is never mapped: cross-memory attach is used.
+  int p[2];
+  ASSERT_EQ(pipe(p), 0);
+  std::vector<uint8_t> page(4096);
+  mr.addr = mr.iova = mr.map_va = reinterpret_cast<uint64_t>(page.data()) & ~uint64_t{4095};
+  mr.length = mr.map_len = 4096;
+  mr.memory = static_cast<uint32_t>(MrMemory::kSharedFd);
+  std::vector<uint8_t> rep;
+  EXPECT_EQ(u.Call(Op::kRegMr, &mr, sizeof(mr), &rep, nullptr, &p[0], 1), 0);
+  RegMrRep r;
+  std::memcpy(&r, rep.data(), sizeof(r));
+  EXPECT_EQ(r.memory, static_cast<uint32_t>(MrMemory::kCrossMemory));
+  close(p[0]);
+  close(p[1]);
+  // A datagram larger than any request ends the session, not the daemon.
+  std::vector<uint8_t> huge(4 * kMaxCtlBytes, 0xab);
+  ASSERT_EQ(send(u.fd(), huge.data(), huge.size(), 0), static_cast<ssize_t>(huge.size()));
+  uint8_t b[64];
+  EXPECT_LE(recv(u.fd(), b, sizeof(b), 0), 0);
+  EXPECT_TRUE(DaemonAlive());
+
+  Session v(sock_);
+  ASSERT_EQ(v.Hello(), 0);
+  v.Handle(Op::kAllocPd, nullptr, 0, &st);
+  EXPECT_EQ(st, 0);
+}
+
+TEST_F(HostileAppTest, AnotherApplicationsHandlesAndKeysReachNothing) {
+  Session sa(sock_), sb(sock_);
+  ASSERT_EQ(sa.Hello(), 0);
+  ASSERT_EQ(sb.Hello(), 0);
+  Endpoint a(&sa), b(&sb);
+  ASSERT_NO_FATAL_FAILURE(a.Build());
+  ASSERT_NO_FATAL_FAILURE(b.Build());
+  // B names objects only A has (A holds more PDs than B): they are not B's.
+  int st;
+  sa.Handle(Op::kAllocPd, nullptr, 0, &st);
+  ASSERT_EQ(st, 0);
+  const uint32_t a_only = sa.Handle(Op::kAllocPd, nullptr, 0, &st);
+  ASSERT_EQ(st, 0);
+  HandleMsg h{a_only, 0};
+  EXPECT_EQ(sb.Call(Op::kDeallocPd, &h, sizeof(h)), EINVAL);
+  EXPECT_EQ(sa.Call(Op::kDeallocPd, &h, sizeof(h)), 0);  // still A's
+  ASSERT_NO_FATAL_FAILURE(a.Connect(a.qpn));             // A's QP to itself
+  ASSERT_NO_FATAL_FAILURE(b.Connect(a.qpn));
+
+  // B writes into A's region with A's rkey but gathers from A's memory with
+  // A's lkey: the gather is refused (the lkey is not in B's PD).
+  std::memset(a.buf.data(), 0x11, a.buf.size());
+  SqEntry* e = b.Sq(0);
+  e->wr_id = 1;
+  e->opcode = kIbvWrRdmaWrite;
+  e->send_flags = kIbvSendSignaled;
+  e->num_sge = 1;
+  e->sge[0] = Sge{reinterpret_cast<uint64_t>(a.buf.data()), 4096, a.mr.lkey};
+  e->remote_addr = reinterpret_cast<uint64_t>(b.buf.data());
+  e->rkey = b.mr.rkey;
+  b.qps->sq_prod.v.store(1);
+  b.Ring();
+  EXPECT_NE(b.WaitCompletion(), kIbvWcSuccess);
+  std::vector<uint8_t> zero(4096, 0);
+  EXPECT_EQ(0, std::memcmp(b.buf.data(), zero.data(), 4096)) << "A's bytes reached B";
+
+  // Corrupt rings: a bad opcode, an SGE count past the ring entry, a
+  // producer index far ahead, a doorbell naming nothing. Only B's QP fails.
+  Endpoint c(&sb);
+  ASSERT_NO_FATAL_FAILURE(c.Build());
+  ASSERT_NO_FATAL_FAILURE(c.Connect(a.qpn));
+  SqEntry* f = c.Sq(0);
+  f->opcode = 77;
+  f->num_sge = 1000;
+  c.qps->sq_prod.v.store(1);
+  c.Ring();
+  EXPECT_NE(c.WaitCompletion(), kIbvWcSuccess);
+  c.qps->sq_prod.v.store(0x7fff'0000);
+  c.Ring();
+  const uint32_t p = sb.app()->db_prod.v.load();
+  sb.app()->doorbells[p & (kDoorbellSlots - 1)] = Doorbell{0xdead, 9};
+  sb.app()->db_prod.v.store(p + 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_TRUE(DaemonAlive());
+
+  // A still works: a WRITE from its region into itself.
+  std::memset(a.buf.data(), 0x5a, 1024);
+  SqEntry* w = a.Sq(0);
+  w->wr_id = 7;
+  w->opcode = kIbvWrRdmaWrite;
+  w->send_flags = kIbvSendSignaled;
+  w->num_sge = 1;
+  w->sge[0] = Sge{reinterpret_cast<uint64_t>(a.buf.data()), 1024, a.mr.lkey};
+  w->remote_addr = reinterpret_cast<uint64_t>(a.buf.data()) + 4096;
+  w->rkey = a.mr.rkey;
+  a.qps->sq_prod.v.store(1);
+  a.Ring();
+  EXPECT_EQ(a.WaitCompletion(), kIbvWcSuccess);
+  EXPECT_EQ(0, std::memcmp(a.buf.data(), a.buf.data() + 4096, 1024));
+}
+
+}  // namespace
+}  // namespace metaroce::ipc
