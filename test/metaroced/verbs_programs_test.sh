@@ -201,6 +201,34 @@ killed() {
     ibv_rc_pingpong
 }
 
+# daemon_gone TAG SOCK: metaroced killed under a running test: both programs
+# end (with an error) instead of hanging.
+daemon_gone() {
+  local tag=$1 sock=$2 daemon=$3
+  tcp_port=$((tcp_port + 1))
+  METAROCE_SOCKET=$sock bg_ns "" timeout 60 "$run_bin" ib_write_bw -p "$tcp_port" -D 30 \
+    >"$work/$tag.orphan-server.log" 2>&1 &
+  local server=$!
+  wait_listen "" "$tcp_port" || true
+  METAROCE_SOCKET=$sock bg_ns "" timeout 60 "$run_bin" ib_write_bw -p "$tcp_port" -D 30 \
+    127.0.0.1 >"$work/$tag.orphan-client.log" 2>&1 &
+  local client=$!
+  sleep 3
+  kill -9 "$daemon"
+  local start=$SECONDS cs=0 ss=0
+  wait "$client" || cs=$?
+  wait "$server" || ss=$?
+  local took=$((SECONDS - start))
+  if [ "$cs" -eq 124 ] || [ "$ss" -eq 124 ] || [ "$took" -gt 20 ]; then
+    bad "$tag/daemon-killed" "a program hung after the daemon died (client $cs, server $ss, ${took} s)" \
+      "$work/$tag.orphan-client.log"
+  elif [ "$cs" -eq 0 ]; then
+    bad "$tag/daemon-killed" "the client reported success without a daemon" "$work/$tag.orphan-client.log"
+  else
+    ok "$tag/daemon-killed: both programs ended in ${took} s (client exit $cs, server exit $ss)"
+  fi
+}
+
 for s in "${scenarios[@]}"; do
   case "$s" in
     local)
@@ -210,6 +238,7 @@ for s in "${scenarios[@]}"; do
       device_tools local "" "$sock"
       programs local "" "$sock" "" "$sock" 127.0.0.1
       killed local "" "$sock" "$work/local.daemon.log"
+      daemon_gone local "$sock" "${pids[-1]}"
       ;;
     loss)
       sock="$work/loss.sock"
