@@ -257,6 +257,9 @@ const std::vector<Key>& Keys() {
       Num("dataplane", "yield_after_idle_polls", FIELD(yield_after_idle_polls), 0,
           std::numeric_limits<uint32_t>::max(), kCount,
           "idle polls after which a shard yields its CPU; 0: busy poll"),
+      Num("dataplane", "idle_sleep_us", FIELD(idle_sleep_ns), 0, 10'000'000, kUs,
+          "an idle shard sleeps this long (bounded by its next timer); 0: busy poll, for "
+          "dedicated cores"),
       Num("dataplane", "pace", FIELD(pace_bytes_per_sec), 0, 1'000'000'000'000, kRate,
           "each shard's transmit rate, K/M/G = 10^3/10^6/10^9; 0: unpaced"),
       // [engine]

@@ -47,7 +47,14 @@ struct DaemonConfig {
   uint16_t lcores = 1;                    ///< lcores=: shards, 1..runtime::kMaxShards
   std::vector<int> cpus;                  ///< cpus=: pin shard i to cpus[i] (list "2,3")
   uint32_t yield_after_idle_polls = 0;    ///< yield_after_idle_polls=
-  uint64_t pace_bytes_per_sec = 0;        ///< pace=: bytes/s, K/M/G suffixes; 0: unpaced
+  /**
+   * idle_sleep_us=: an idle shard (no packet, doorbell or request for a
+   * while) sleeps this long, bounded by the engine's next deadline; 0: busy
+   * poll (dedicated cores). The default suits a host whose cores the
+   * applications spin on too (the built-in kernel-UDP setup).
+   */
+  uint64_t idle_sleep_ns = 20'000;
+  uint64_t pace_bytes_per_sec = 0;  ///< pace=: bytes/s, K/M/G suffixes; 0: unpaced
   // [engine]: paths=, max_payload=, path_window=, conn_window=, ... (EngineConfig fields)
   transport::EngineConfig engine;
   // [limits]

@@ -303,10 +303,14 @@ class ShardService {
  private:
   friend struct Dataplane;
   // dataplane.cc
-  void PollApp(App* app);
+  /** Doorbells taken. */
+  uint32_t PollApp(App* app);
+  /** Sleeps when nothing happened for a while (dataplane.idle_sleep_us). */
+  void MaybeSleep(bool did_work);
   void DrainSq(App* app, QpObj* qp);
   void DrainRq(App* app, QpObj* qp);
-  void MoveCompletions(App* app, CqObj* cq);
+  /** Completions written. */
+  uint32_t MoveCompletions(App* app, CqObj* cq);
   void DeliverAsync(App* app, uint32_t type, uint32_t handle);
   void PollEngineEvents();
   void FailQp(App* app, QpObj* qp);
@@ -334,6 +338,9 @@ class ShardService {
   absl::flat_hash_map<uint32_t, Owner> qp_owner_;
   absl::flat_hash_map<uint32_t, Owner> cq_owner_;
   std::vector<std::pair<App*, uint32_t>> cq_backlog_;
+  uint64_t last_busy_iterations_ = 0;  ///< the shard's iterations that moved packets, last seen
+  uint32_t idle_iterations_ = 0;
+  bool slack_set_ = false;
 
   std::mutex mu_;
   std::condition_variable cv_;

@@ -9,6 +9,8 @@
 // an application can only break its own objects.
 
 #include <infiniband/verbs.h>
+#include <sys/prctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -80,7 +82,9 @@ void Signal(int efd) {
 }  // namespace
 
 void ShardService::Iterate() {
+  bool did = false;
   if (has_work_.load(std::memory_order_acquire)) {
+    did = true;
     std::vector<std::function<void()>> work;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -94,7 +98,7 @@ void ShardService::Iterate() {
     }
     cv_.notify_all();
   }
-  for (App* app : apps_) PollApp(app);
+  for (App* app : apps_) did |= PollApp(app) != 0;
   // Completions: CQs the engine filled, then those still waiting for ring room.
   std::array<uint32_t, 64> ready;
   for (;;) {
@@ -103,7 +107,7 @@ void ShardService::Iterate() {
       auto it = cq_owner_.find(ready[i]);
       if (it == cq_owner_.end()) continue;
       if (CqObj* cq = it->second.app->cqs.Get(it->second.handle)) {
-        MoveCompletions(it->second.app, cq);
+        did |= MoveCompletions(it->second.app, cq) != 0;
       }
     }
     if (n < ready.size()) break;
@@ -114,11 +118,39 @@ void ShardService::Iterate() {
     for (auto& [app, h] : again) {
       if (CqObj* cq = app->cqs.Get(h)) {
         cq->backlog = false;
-        MoveCompletions(app, cq);
+        did |= MoveCompletions(app, cq) != 0;
       }
     }
   }
   PollEngineEvents();
+  MaybeSleep(did);
+}
+
+void ShardService::MaybeSleep(bool did_work) {
+  // Iterations before an idle shard sleeps: long enough to ride out the gaps
+  // of a busy exchange, short next to a round trip.
+  static constexpr uint32_t kIdleIterationsBeforeSleep = 64;
+  if (cfg_.idle_sleep_ns == 0) return;
+  const runtime::ShardStats& st = shard_->stats();
+  const uint64_t busy = st.iterations.Get() - st.idle_polls.Get();
+  if (did_work || busy != last_busy_iterations_ || !cq_backlog_.empty()) {
+    last_busy_iterations_ = busy;
+    idle_iterations_ = 0;
+    return;
+  }
+  if (++idle_iterations_ < kIdleIterationsBeforeSleep) return;
+  if (!slack_set_) {
+    prctl(PR_SET_TIMERSLACK, 1UL);  // wake when asked, not 50 us later
+    slack_set_ = true;
+  }
+  if (engine().HasPendingTx() || has_work_.load(std::memory_order_acquire)) return;
+  const transport::TimeNs now = shard_->Now();
+  const transport::TimeNs deadline = engine().NextDeadline();
+  if (deadline <= now) return;
+  const transport::TimeNs ns = std::min<transport::TimeNs>(cfg_.idle_sleep_ns, deadline - now);
+  if (ns < 1'000) return;
+  const timespec ts{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
+  nanosleep(&ts, nullptr);
 }
 
 bool ShardService::Busy() const {
@@ -144,6 +176,16 @@ void ShardService::LogState() {
            static_cast<unsigned long long>(app->completions),
            static_cast<unsigned long long>(app->bad_entries));
   }
+  const transport::EngineStats& es = engine().stats();
+  MR_LOG(NOTICE,
+         "metaroced: shard %u engine: %llu packets out, %llu in, %llu retransmitted, %llu "
+         "tail-loss probes, %llu message probes, %llu RNR/resend NAKs, %llu acks",
+         index_, static_cast<unsigned long long>(es.tx_packets),
+         static_cast<unsigned long long>(es.rx_packets),
+         static_cast<unsigned long long>(es.tx_retransmits),
+         static_cast<unsigned long long>(es.tail_loss_probes),
+         static_cast<unsigned long long>(es.msg_probes),
+         static_cast<unsigned long long>(es.tx_naks), static_cast<unsigned long long>(es.tx_acks));
   for (const transport::ConnInfo& c : engine().GetConnections()) {
     uint32_t active = 0;
     for (const transport::PathInfo& p : c.paths) active += p.active;
@@ -157,7 +199,7 @@ void ShardService::LogState() {
   }
 }
 
-void ShardService::PollApp(App* app) {
+uint32_t ShardService::PollApp(App* app) {
   ipc::AppSegment* s = app->head();
   const uint32_t prod = s->db_prod.v.load(std::memory_order_acquire);
   const uint32_t n = prod - app->db_cons;
@@ -167,7 +209,7 @@ void ShardService::PollApp(App* app) {
              static_cast<unsigned long long>(app->id), app->pid);
     }
     app->corrupt = true;
-    return;
+    return 0;
   }
   // Take the entries first, then drain: a QP's flag is cleared only after its
   // doorbell left the ring, so the ring holds at most one per QP and queue.
@@ -201,6 +243,7 @@ void ShardService::PollApp(App* app) {
       DrainRq(app, &qp);
     }
   });
+  return k;
 }
 
 void ShardService::FailQp(App* app, QpObj* qp) {
@@ -343,7 +386,7 @@ void ShardService::DrainRq(App* app, QpObj* qp) {
   }
 }
 
-void ShardService::MoveCompletions(App* app, CqObj* cq) {
+uint32_t ShardService::MoveCompletions(App* app, CqObj* cq) {
   ipc::CqSegment* h = cq->head();
   ipc::CqEntry* ring = cq->seg->at<ipc::CqEntry>(ipc::kCqEntriesOffset);
   // The application's consumer index is untrusted: a value ahead of what was
@@ -399,7 +442,7 @@ void ShardService::MoveCompletions(App* app, CqObj* cq) {
     cq->backlog = true;
     cq_backlog_.push_back({app, cq->handle});
   }
-  if (written == 0) return;
+  if (written == 0) return 0;
   app->completions += written;
   // seq_cst, as ibv_req_notify_cq's store of arm: see lib/verbs/cq.cc.
   h->prod.v.store(cq->prod, std::memory_order_seq_cst);
@@ -407,6 +450,7 @@ void ShardService::MoveCompletions(App* app, CqObj* cq) {
     h->events.v.fetch_add(1, std::memory_order_release);
     if (ChannelObj* ch = app->channels.Get(cq->channel)) Signal(ch->efd);
   }
+  return written;
 }
 
 void ShardService::DeliverAsync(App* app, uint32_t type, uint32_t handle) {

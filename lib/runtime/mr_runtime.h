@@ -94,6 +94,7 @@ struct ShardStats {
   port::StatCounter handoffs_in;     ///< packets other shards passed to it
   port::StatCounter handoff_drops;   ///< for another shard, dropped: no descriptor or ring full
   port::StatCounter handoff_copies;  ///< of handoffs_out, copied (the port could not detach them)
+  port::StatCounter looped_back;  ///< packets to the shard itself, given back to its engine unsent
 };
 
 class Runtime;

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstring>
 
 #include "runtime_private.h"
 
@@ -132,6 +133,28 @@ size_t Shard::PollRx() {
   return n + m;
 }
 
+namespace {
+
+// True if @p s goes to @p ip / @p udp_port: this shard itself (two QPs of its
+// engine connected to each other). Ethernet frames are untagged IPv4/IPv6 as
+// the engine builds them; anything else is not ours.
+bool ToSelf(const transport::TxSlot& s, transport::Framing framing, const wire::IpAddr& ip,
+            uint16_t udp_port) {
+  if (framing == transport::Framing::kUdp) return s.addr.dst == ip && s.addr.dst_port == udp_port;
+  const uint8_t* f = s.buf;
+  const bool v6 = ip.v6;
+  const size_t l3 = wire::kEthHeaderBytes;
+  const size_t l4 = l3 + (v6 ? wire::kIpv6HeaderBytes : wire::kIpv4HeaderBytes);
+  if (s.len < l4 + wire::kUdpHeaderBytes) return false;
+  const uint16_t type = static_cast<uint16_t>(f[12] << 8 | f[13]);
+  if (type != (v6 ? 0x86dd : 0x0800)) return false;
+  const size_t dst_at = l3 + (v6 ? 24 : 16);
+  if (std::memcmp(f + dst_at, ip.bytes.data(), v6 ? 16 : 4) != 0) return false;
+  return static_cast<uint16_t>(f[l4 + 2] << 8 | f[l4 + 3]) == udp_port;
+}
+
+}  // namespace
+
 size_t Shard::PollTx() {
   const transport::TimeNs now = Now();
   if (!engine_->HasPendingTx() && engine_->NextDeadline() > now) return 0;
@@ -146,6 +169,23 @@ size_t Shard::PollTx() {
     if (room == 0) break;
     const size_t filled = engine_->PollTx(now, {st.tx.data(), room});
     for (size_t i = filled; i < room; i++) st.tx[i].len = 0;  // returned unused
+    // Packets to this shard itself go straight back into its engine: a port
+    // does not return them (a NIC, af_packet) or only through the kernel's
+    // deferred softirq (UDP loopback, milliseconds on a busy host).
+    const transport::PeerAddr self = address();
+    for (size_t i = 0; i < filled; i++) {
+      transport::TxSlot& t = st.tx[i];
+      if (!ToSelf(t, port_->info().framing, self.ip, udp_port_)) continue;
+      if (port_->info().framing == transport::Framing::kEthernet) {
+        engine_->OnFrame(now, {t.buf, t.len});
+      } else {
+        wire::FrameInfo rx = t.addr;
+        rx.src = self.ip;
+        engine_->OnDatagram(now, rx, {t.buf, t.len});
+      }
+      t.len = 0;  // not sent
+      stats_.looped_back.Add(1);
+    }
     if (st.pacer.enabled()) {
       uint64_t bytes = 0;
       for (size_t i = 0; i < filled; i++) bytes += st.tx[i].len;

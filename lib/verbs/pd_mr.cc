@@ -40,6 +40,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <string>
@@ -122,6 +123,17 @@ struct Range {
   char perms[5];
 };
 
+// Copies whole pages of this process: the page-rounded range holds bytes
+// outside the program's objects (allocator metadata, a sanitizer's redzones)
+// that move with it, so the kernel copies them rather than an (instrumented)
+// memcpy; memcpy only if the kernel refuses.
+void CopyOwnPages(void* dst, uint64_t src, size_t len) {
+  iovec local{dst, len};
+  iovec remote{reinterpret_cast<void*>(src), len};
+  if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == static_cast<ssize_t>(len)) return;
+  memcpy(dst, reinterpret_cast<void*>(src), len);
+}
+
 void Privatize(const Range& m) {
   const size_t len = m.end - m.start;
   void* tmp = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -129,7 +141,7 @@ void Privatize(const Range& m) {
   void* at = reinterpret_cast<void*>(m.start);
   const int prot = ProtOf(m.perms);
   if ((prot & PROT_READ) == 0) mprotect(at, len, prot | PROT_READ);
-  memcpy(tmp, at, len);
+  CopyOwnPages(tmp, m.start, len);
   if (mremap(tmp, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, at) == MAP_FAILED) {
     munmap(tmp, len);
     return;
@@ -227,7 +239,7 @@ int MoveToMemfd(uint64_t start, uint64_t end, const std::vector<const MapLine*>&
     close(fd);
     return -1;
   }
-  memcpy(tmp, reinterpret_cast<void*>(start), len);
+  CopyOwnPages(tmp, start, len);
   bool moved_any = false;
   bool ok = true;
   for (const MapLine* m : pieces) {

@@ -9,6 +9,7 @@
 
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -214,6 +215,7 @@ class HostileAppTest : public ::testing::Test {
     sock_ = dir_ + "/d.sock";
     pid_ = fork();
     if (pid_ == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlives the test
       const std::string log = dir_ + "/d.log";
       freopen(log.c_str(), "w", stdout);
       freopen(log.c_str(), "a", stderr);

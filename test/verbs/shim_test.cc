@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -33,7 +34,11 @@ class ShimTest : public ::testing::Test {
             ".sock";
     daemon_ = fork();
     ASSERT_GE(daemon_, 0);
-    if (daemon_ == 0) _exit(metaroce::test::RunFakeDaemon(path_.c_str()));
+    if (daemon_ == 0) {
+      // Dies with the test: a test that aborts never leaves it holding the runner's pipes.
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      _exit(metaroce::test::RunFakeDaemon(path_.c_str()));
+    }
     for (int i = 0; i < 200 && access(path_.c_str(), F_OK) != 0; i++) usleep(10000);
     setenv("METAROCE_SOCKET", path_.c_str(), 1);
   }
