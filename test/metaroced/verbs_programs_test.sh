@@ -174,18 +174,25 @@ device_tools() {
   fi
 }
 
-# killed TAG NS SOCK DAEMON_LOG: kill -9 a client mid-test; the daemon reclaims it and serves on.
-killed() {
-  local tag=$1 ns=$2 sock=$3 dlog=$4
+# long_write NS SOCK NAME: starts a 30 s ib_write_bw pair in the background
+# and returns once it is writing; sets $server and $client (the programs).
+long_write() {
+  local ns=$1 sock=$2 name=$3
   tcp_port=$((tcp_port + 1))
   METAROCE_SOCKET=$sock bg_ns "$ns" timeout 60 "$run_bin" ib_write_bw -p "$tcp_port" -D 30 \
-    >"$work/$tag.victim-server.log" 2>&1 &
-  local server=$!
+    >"$work/$name-server.log" 2>&1 &
+  server=$!
   wait_listen "$ns" "$tcp_port" || true
   METAROCE_SOCKET=$sock bg_ns "$ns" timeout 60 "$run_bin" ib_write_bw -p "$tcp_port" -D 30 \
-    127.0.0.1 >"$work/$tag.victim-client.log" 2>&1 &
-  local client=$!
-  sleep 3  # connected and writing (a 30 s test)
+    127.0.0.1 >"$work/$name-client.log" 2>&1 &
+  client=$!
+  sleep 3  # connected and writing
+}
+
+# killed TAG NS SOCK DAEMON_LOG: kill -9 a client mid-test; the daemon reclaims it and serves on.
+killed() {
+  local tag=$1 ns=$2 sock=$3 dlog=$4 server client
+  long_write "$ns" "$sock" "$tag.victim"
   # The program itself, not the shell that started it.
   pkill -9 -f "ib_write_bw -p $tcp_port -D 30 127.0.0.1"
   wait "$client" 2>/dev/null
@@ -204,16 +211,8 @@ killed() {
 # daemon_gone TAG SOCK: metaroced killed under a running test: both programs
 # end (with an error) instead of hanging.
 daemon_gone() {
-  local tag=$1 sock=$2 daemon=$3
-  tcp_port=$((tcp_port + 1))
-  METAROCE_SOCKET=$sock bg_ns "" timeout 60 "$run_bin" ib_write_bw -p "$tcp_port" -D 30 \
-    >"$work/$tag.orphan-server.log" 2>&1 &
-  local server=$!
-  wait_listen "" "$tcp_port" || true
-  METAROCE_SOCKET=$sock bg_ns "" timeout 60 "$run_bin" ib_write_bw -p "$tcp_port" -D 30 \
-    127.0.0.1 >"$work/$tag.orphan-client.log" 2>&1 &
-  local client=$!
-  sleep 3
+  local tag=$1 sock=$2 daemon=$3 server client
+  long_write "" "$sock" "$tag.orphan"
   kill -9 "$daemon"
   local start=$SECONDS cs=0 ss=0
   wait "$client" || cs=$?
