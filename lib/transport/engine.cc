@@ -125,6 +125,17 @@ absl::Status Engine::PostSend(TimeNs now, uint32_t qpn, const SendWr& wr) {
   return impl_->PostSend(now, qpn, wr);
 }
 absl::Status Engine::PostRecv(uint32_t qpn, const RecvWr& wr) { return impl_->PostRecv(qpn, wr); }
+absl::Status Engine::PostSrqRecv(uint32_t srq, const RecvWr& wr) {
+  return impl_->PostSrqRecv(srq, wr);
+}
+absl::StatusOr<uint32_t> Engine::CreateSrq(uint32_t pd, uint32_t max_wr, uint32_t max_sge) {
+  return impl_->CreateSrq(pd, max_wr, max_sge);
+}
+absl::Status Engine::DestroySrq(uint32_t srq) { return impl_->DestroySrq(srq); }
+absl::Status Engine::ArmSrqLimit(uint32_t srq, uint32_t limit) {
+  return impl_->ArmSrqLimit(srq, limit);
+}
+absl::StatusOr<SrqInfo> Engine::QuerySrq(uint32_t srq) const { return impl_->QuerySrq(srq); }
 size_t Engine::PollCq(uint32_t cq, std::span<Completion> out) { return impl_->PollCq(cq, out); }
 size_t Engine::PollAsyncEvents(std::span<AsyncEvent> out) {
   size_t n = 0;
@@ -175,9 +186,9 @@ absl::StatusOr<uint32_t> EngineImpl::AllocPd(uint64_t owner) {
 absl::Status EngineImpl::DeallocPd(uint32_t pd) {
   auto it = pds.find(pd);
   if (it == pds.end()) return absl::NotFoundError(absl::StrCat("no PD ", pd));
-  if (it->second.qps != 0 || mrs.CountInPd(pd) != 0) {
+  if (it->second.qps != 0 || it->second.srqs != 0 || mrs.CountInPd(pd) != 0) {
     return absl::FailedPreconditionError(
-        absl::StrCat("PD ", pd, " still has QPs or memory regions"));
+        absl::StrCat("PD ", pd, " still has QPs, SRQs or memory regions"));
   }
   pds.erase(it);
   return absl::OkStatus();
@@ -222,15 +233,21 @@ absl::StatusOr<uint32_t> EngineImpl::CreateQp(const QpAttr& a) {
   if (!cqs.contains(a.send_cq) || !cqs.contains(a.recv_cq)) {
     return absl::NotFoundError("send_cq and recv_cq must be existing CQs");
   }
-  if (a.max_send_wr == 0 || a.max_recv_wr == 0 || a.max_sge == 0 || a.max_send_wr > (1u << 20) ||
-      a.max_recv_wr > (1u << 20)) {
+  const bool own_rq = a.srq == 0;
+  if (a.max_send_wr == 0 || (own_rq && a.max_recv_wr == 0) || a.max_sge == 0 ||
+      a.max_send_wr > (1u << 20) || a.max_recv_wr > (1u << 20)) {
     return absl::InvalidArgumentError("max_send_wr, max_recv_wr and max_sge must be 1..2^20");
+  }
+  Pd& pd = pds[a.pd];
+  auto srq = srqs.find(a.srq);
+  if (!own_rq && (srq == srqs.end() || srq->second.owner != pd.owner)) {
+    return absl::NotFoundError(absl::StrCat("no SRQ ", a.srq, " of this PD's owner"));
   }
   auto qp = std::make_unique<Qp>();
   qp->qpn = NewQpn();
   qp->attr = a;
   qp->state = QpState::kInit;
-  Pd& pd = pds[a.pd];
+  if (!own_rq) srq->second.qps++;
   pd.qps++;
   qp->owner = pd.owner;
   const uint32_t qpn = qp->qpn;
@@ -254,6 +271,7 @@ absl::Status EngineImpl::DestroyQp(uint32_t qpn) {
     if (c->state == ConnState::kFailed && c->qps.empty()) reap_pending = true;
   }
   pds[qp->attr.pd].qps--;
+  if (qp->attr.srq != 0) srqs[qp->attr.srq].qps--;
   qps.erase(qpn);
   return absl::OkStatus();
 }
@@ -359,32 +377,42 @@ absl::Status EngineImpl::PostSend(TimeNs now, uint32_t qpn, const SendWr& wr) {
 absl::Status EngineImpl::PostRecv(uint32_t qpn, const RecvWr& wr) {
   Qp* qp = FindQp(qpn);
   if (qp == nullptr) return absl::NotFoundError(absl::StrCat("no QP ", qpn));
+  if (qp->attr.srq != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("QP ", qpn, " takes its receives from SRQ ", qp->attr.srq));
+  }
   if (qp->rq.size() >= qp->attr.max_recv_wr) {
     return absl::ResourceExhaustedError(
         absl::StrCat("receive queue of QP ", qpn, " is full (", qp->attr.max_recv_wr, ")"));
   }
-  if (wr.sg.size() > qp->attr.max_sge) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(wr.sg.size(), " SGEs exceed max_sge ", qp->attr.max_sge));
-  }
-  PostedRecv r;
-  r.wr_id = wr.wr_id;
-  r.sg = wr.sg;
-  for (const Sge& s : wr.sg) {
-    if (s.length != 0 &&
-        !mrs.CheckLocal(s.lkey, qp->attr.pd, s.addr, s.length, access::kLocalWrite)) {
-      return absl::PermissionDeniedError(absl::StrCat(
-          "receive SGE at 0x", absl::Hex(s.addr), " is not in a region with local write access"));
-    }
-    r.total += s.length;
-  }
+  absl::StatusOr<PostedRecv> r = MakeRecv(qp->attr.pd, qp->attr.max_sge, wr);
+  if (!r.ok()) return r.status();
   if (qp->state == QpState::kError) {
     PushCqe(qp->attr.recv_cq,
             Completion{wr.wr_id, WcStatus::kWrFlushErr, WcOpcode::kRecv, false, 0, 0, qpn});
     return absl::OkStatus();
   }
-  qp->rq.push_back(std::move(r));
+  qp->rq.push_back(*std::move(r));
   return absl::OkStatus();
+}
+
+absl::StatusOr<PostedRecv> EngineImpl::MakeRecv(uint32_t pd, uint32_t max_sge,
+                                                const RecvWr& wr) const {
+  if (wr.sg.size() > max_sge) {
+    return absl::InvalidArgumentError(absl::StrCat(wr.sg.size(), " SGEs exceed max_sge ", max_sge));
+  }
+  PostedRecv r;
+  r.wr_id = wr.wr_id;
+  r.sg = wr.sg;
+  r.pd = pd;
+  for (const Sge& s : wr.sg) {
+    if (s.length != 0 && !mrs.CheckLocal(s.lkey, pd, s.addr, s.length, access::kLocalWrite)) {
+      return absl::PermissionDeniedError(absl::StrCat(
+          "receive SGE at 0x", absl::Hex(s.addr), " is not in a region with local write access"));
+    }
+    r.total += s.length;
+  }
+  return r;
 }
 
 size_t EngineImpl::PollCq(uint32_t cq, std::span<Completion> out) {

@@ -237,6 +237,18 @@ struct PostedRecv {
   uint64_t wr_id = 0;
   SgList sg;
   uint64_t total = 0;
+  uint32_t pd = 0;  ///< its queue's PD: the SGEs' lkeys are checked against it
+};
+
+/** A shared receive queue. */
+struct Srq {
+  uint32_t pd = 0;
+  uint64_t owner = 0;  ///< its PD's owner: only QPs of the same owner use it
+  uint32_t max_wr = 0;
+  uint32_t max_sge = 0;
+  uint32_t limit = 0;  ///< armed limit event, 0: none
+  uint32_t qps = 0;    ///< QPs taking receives from it
+  std::deque<PostedRecv> pool;
 };
 
 /** Receive-side state of one message of the peer's on a stream. */
@@ -286,6 +298,7 @@ struct Qp {
   bool has_failed_msg = false;  ///< a message of the peer's was refused: nothing after it is placed
   uint32_t failed_msn = 0;
   // Receive side.
+  /** Its own receives, or (attr.srq) those bound to the peer's messages so far. */
   std::deque<PostedRecv> rq;
   uint32_t rq_base = 0;  ///< recv_seq of rq.front()
   uint32_t msn_next = 0;
@@ -330,6 +343,20 @@ class EngineImpl {
   size_t TakeReadyCqs(std::span<uint32_t> out);
   absl::Status PostSend(TimeNs now, uint32_t qpn, const SendWr& wr);
   absl::Status PostRecv(uint32_t qpn, const RecvWr& wr);
+  // srq.cc: shared receive queues.
+  absl::StatusOr<uint32_t> CreateSrq(uint32_t pd, uint32_t max_wr, uint32_t max_sge);
+  absl::Status DestroySrq(uint32_t srq);
+  absl::Status ArmSrqLimit(uint32_t srq, uint32_t limit);
+  absl::StatusOr<SrqInfo> QuerySrq(uint32_t srq) const;
+  absl::Status PostSrqRecv(uint32_t srq, const RecvWr& wr);
+  /** A receive of @p wr for a queue in @p pd of @p max_sge SGEs (lkeys checked). */
+  absl::StatusOr<PostedRecv> MakeRecv(uint32_t pd, uint32_t max_sge, const RecvWr& wr) const;
+  /**
+   * Whether the receive that message @p msn (numbered @p recv_seq by the peer)
+   * consumes is there. A QP on an SRQ binds SRQ receives to itself, in
+   * order, up to that one, but only as far as its stream window allows.
+   */
+  bool ReceivePosted(Qp* qp, uint32_t recv_seq, uint32_t msn);
   size_t PollCq(uint32_t cq, std::span<Completion> out);
   std::vector<PathInfo> GetPaths(const wire::IpAddr& ip, uint16_t udp_port) const;
   std::vector<ConnInfo> GetConnections() const;  // introspect.cc
@@ -353,6 +380,7 @@ class EngineImpl {
   struct Pd {
     uint32_t qps = 0;    ///< QPs using it
     uint64_t owner = 0;  ///< AllocPd's tag, passed to MemoryAccess
+    uint32_t srqs = 0;   ///< SRQs in it
   };
   absl::flat_hash_map<uint32_t, Pd> pds;
   struct Cq {
@@ -365,6 +393,8 @@ class EngineImpl {
   std::deque<AsyncEvent> events;
   std::vector<uint32_t> fatal_qps;  ///< QPs of an overflowed CQ, flushed at the next PollTx
   absl::flat_hash_map<uint32_t, std::unique_ptr<Qp>> qps;
+  absl::flat_hash_map<uint32_t, Srq> srqs;
+  uint32_t next_srq = 1;
   absl::flat_hash_map<uint32_t, std::unique_ptr<Connection>> conns;  ///< by local id
   std::vector<uint32_t> conn_order;  ///< local ids in creation order: deterministic iteration
   struct LooseReply {
@@ -437,7 +467,9 @@ class EngineImpl {
                    uint32_t nchunks);  ///< NAK RESEND for what @p m lacks
   void ReleaseRxMsg(Connection* c, RxMsg* m);
   void RefuseAfter(Qp* qp, uint32_t msn);  ///< the responder refuses every message after msn
-  bool Scatter(Qp* qp, const SgList& sg, uint64_t offset, std::span<const uint8_t> data);
+  /** Writes @p data at @p offset of @p sg, each SGE's lkey checked against @p pd. */
+  bool Scatter(Qp* qp, uint32_t pd, const SgList& sg, uint64_t offset,
+               std::span<const uint8_t> data);
   void Delivered(TimeNs now, Connection* c, TxPath* path, uint32_t psn);
   void MarkAckPending(Connection* c, uint16_t path_id);
 

@@ -131,6 +131,16 @@ struct QpAttr {
   bool sq_sig_all = false;
   /** Remote operations peers may do through this QP (access::kRemote*), as qp_access_flags. */
   uint32_t remote_access = access::kRemoteWrite | access::kRemoteRead | access::kRemoteAtomic;
+  /** Non-zero: the QP takes its receives from this SRQ (max_recv_wr is then unused). */
+  uint32_t srq = 0;
+};
+
+/** A shared receive queue as QuerySrq() reports it. */
+struct SrqInfo {
+  uint32_t max_wr = 0;
+  uint32_t max_sge = 0;
+  uint32_t limit = 0;   ///< armed limit, 0 once its event fired
+  uint32_t posted = 0;  ///< receives it holds (not yet bound to a QP's message)
 };
 
 /** A registered memory region. */
@@ -244,8 +254,9 @@ struct ConnInfo {
 /** An asynchronous event (as ibv_async_event): something went wrong outside a completion. */
 struct AsyncEvent {
   enum class Type : uint8_t {
-    kCqError,  ///< the CQ overflowed and is in error (IBV_EVENT_CQ_ERR); id is the CQ
-    kQpFatal,  ///< the QP entered the error state outside a completion (IBV_EVENT_QP_FATAL)
+    kCqError,   ///< the CQ overflowed and is in error (IBV_EVENT_CQ_ERR); id is the CQ
+    kQpFatal,   ///< the QP entered the error state outside a completion (IBV_EVENT_QP_FATAL)
+    kSrqLimit,  ///< the SRQ holds fewer receives than its armed limit (IBV_EVENT_SRQ_LIMIT_REACHED)
   };
   Type type = Type::kCqError;
   uint32_t id = 0;
@@ -293,10 +304,23 @@ class Engine {
    */
   absl::Status UpdateQp(uint32_t qpn, const QpAttr& attr);
   QpState GetQpState(uint32_t qpn) const;
+  /**
+   * A shared receive queue in @p pd: QPs created with QpAttr::srq take their
+   * receives from it, in the order they were posted, each when the first
+   * packet of the message that consumes it arrives.
+   */
+  absl::StatusOr<uint32_t> CreateSrq(uint32_t pd, uint32_t max_wr, uint32_t max_sge);
+  /** Fails while a QP uses it; receives it still holds go without completions (as verbs). */
+  absl::Status DestroySrq(uint32_t srq);
+  /** Arms the limit event: kSrqLimit once the SRQ holds fewer than @p limit receives (0 disarms).
+   */
+  absl::Status ArmSrqLimit(uint32_t srq, uint32_t limit);
+  absl::StatusOr<SrqInfo> QuerySrq(uint32_t srq) const;
 
   // ---- Data path ----
   absl::Status PostSend(TimeNs now, uint32_t qpn, const SendWr& wr);
   absl::Status PostRecv(uint32_t qpn, const RecvWr& wr);
+  absl::Status PostSrqRecv(uint32_t srq, const RecvWr& wr);
   /** Moves up to out.size() completions of @p cq into @p out; returns how many. */
   size_t PollCq(uint32_t cq, std::span<Completion> out);
   /** Moves up to out.size() pending asynchronous events into @p out; returns how many. */

@@ -452,7 +452,8 @@ void EngineImpl::HandleData(TimeNs now, Connection* c, const wire::FrameInfo& fr
   }
 }
 
-bool EngineImpl::Scatter(Qp* qp, const SgList& sg, uint64_t offset, std::span<const uint8_t> data) {
+bool EngineImpl::Scatter(Qp* qp, uint32_t pd, const SgList& sg, uint64_t offset,
+                         std::span<const uint8_t> data) {
   size_t done = 0;
   for (const Sge& s : sg) {
     if (done == data.size()) break;
@@ -461,7 +462,7 @@ bool EngineImpl::Scatter(Qp* qp, const SgList& sg, uint64_t offset, std::span<co
       continue;
     }
     const size_t n = std::min<uint64_t>(s.length - offset, data.size() - done);
-    if (!mrs.CheckLocal(s.lkey, qp->attr.pd, s.addr + offset, n, access::kLocalWrite)) {
+    if (!mrs.CheckLocal(s.lkey, pd, s.addr + offset, n, access::kLocalWrite)) {
       return false;
     }
     if (!mem->Write(qp->owner, s.addr + offset, data.data() + done, n)) return false;
@@ -609,8 +610,7 @@ void EngineImpl::HandleRequest(TimeNs now, Connection* c, Qp* qp, const wire::Pa
   const uint32_t idx = d.msg_offset / chunk;
   if (idx >= m.got.size()) return;
   const bool needs_receive = wire::ConsumesReceive(p.type);
-  const bool receive_posted = d.recv_seq - qp->rq_base < qp->rq.size();
-  if (needs_receive && !receive_posted) {
+  if (needs_receive && !ReceivePosted(qp, d.recv_seq, d.msn)) {
     QueueNak(now, c, qp, &m, p, wire::NakCode::kReceiverNotReady, wire::NakDetail::kNone);
     return;
   }
@@ -657,7 +657,7 @@ void EngineImpl::HandleRequest(TimeNs now, Connection* c, Qp* qp, const wire::Pa
         AdvanceReceiver(now, c, qp);  // completes the receive with a length error if it is next
         return;
       }
-      if (!Scatter(qp, r.sg, d.msg_offset, p.payload)) {
+      if (!Scatter(qp, r.pd, r.sg, d.msg_offset, p.payload)) {
         // The receive buffer's region went away after it was posted: a
         // protection error here, an access error for the requester.
         m.failed = true;
@@ -801,7 +801,7 @@ void EngineImpl::HandleResponse(TimeNs now, Connection* c, Qp* qp, const wire::P
     }
     const uint32_t idx = d.msg_offset / chunk;
     if (m->resp_received.Test(idx)) return;
-    if (!Scatter(qp, m->sg, d.msg_offset, p.payload)) {
+    if (!Scatter(qp, qp->attr.pd, m->sg, d.msg_offset, p.payload)) {
       m->status = WcStatus::kLocProtErr;
       m->done = true;
       FailQp(qp, WcStatus::kWrFlushErr);
@@ -824,7 +824,7 @@ void EngineImpl::HandleResponse(TimeNs now, Connection* c, Qp* qp, const wire::P
     }
     uint8_t orig[8];
     std::memcpy(orig, &d.orig, 8);  // the result lands in host byte order, as with verbs
-    if (!Scatter(qp, m->sg, 0, orig)) {
+    if (!Scatter(qp, qp->attr.pd, m->sg, 0, orig)) {
       m->status = WcStatus::kLocProtErr;
       m->done = true;
       FailQp(qp, WcStatus::kWrFlushErr);

@@ -145,6 +145,12 @@ class EngineUnitTest : public ::testing::Test {
     qa.pd = pd_;
     qa.send_cq = scq_;
     qa.recv_cq = rcq_;
+    if (srq_max_wr_ != 0) {
+      auto s = eng_->CreateSrq(pd_, srq_max_wr_, 4);
+      ASSERT_TRUE(s.ok()) << s.status();
+      srq_ = *s;
+      qa.srq = srq_;
+    }
     auto q = eng_->CreateQp(qa);
     ASSERT_TRUE(q.ok()) << q.status();
     qpn_ = *q;
@@ -264,6 +270,20 @@ class EngineUnitTest : public ::testing::Test {
     p.data.stream_id = qpn_;
     p.data.src_stream = kPeerQpn;
     p.data.msn = msn;
+    return p;
+  }
+
+  /** A data packet of the peer's SEND @p msn: chunk @p chunk of a @p len-byte message. */
+  Packet SendChunk(uint32_t psn, uint32_t msn, uint32_t len, uint32_t chunk, uint32_t recv_seq) {
+    Packet p = Data(PacketType::kSend, 0, psn, psn, msn);
+    p.data.msg_len = len;
+    p.data.msg_offset = chunk * kPayload;
+    p.data.recv_seq = recv_seq;
+    const size_t n = std::min<size_t>(kPayload, len - chunk * kPayload);
+    payloads_.push_back(std::vector<uint8_t>(n));
+    for (size_t i = 0; i < n; i++) payloads_.back()[i] = PatternByte(msn, chunk * kPayload + i);
+    p.payload = payloads_.back();
+    if ((chunk + 1) * kPayload < len) p.flags = 0;  // ACK_REQ only on the last chunk
     return p;
   }
 
@@ -415,7 +435,9 @@ class EngineUnitTest : public ::testing::Test {
   RecordingMemory mem_;
   uint32_t peer_stream_window_ = kPeerStreamWindow;  ///< what the peer announces
   bool only_to_peer_ = true;                         ///< Drain: everything goes to the peer
-  std::vector<uint8_t> region_;                      // the registered region (mr_)
+  uint32_t srq_max_wr_ = 0;  ///< Start: non-zero puts the QP on an SRQ (srq_) this deep
+  uint32_t srq_ = 0;
+  std::vector<uint8_t> region_;  // the registered region (mr_)
   std::unique_ptr<Engine> eng_;
   uint32_t pd_ = 0, scq_ = 0, rcq_ = 0, qpn_ = 0;
   MrInfo mr_;

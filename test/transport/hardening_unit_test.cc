@@ -24,20 +24,6 @@ class HardeningTest : public EngineUnitTest {
   /** Acknowledges PSNs [0, n) of path 0 at once, with a stream ACK if @p msn_next >= 0. */
   void AckAll(uint32_t n, int64_t msn_next = -1) { Feed(Ack(0, n, {}, msn_next)); }
 
-  /** A data packet of the peer's SEND @p msn: chunk @p chunk of a @p len-byte message. */
-  Packet SendChunk(uint32_t psn, uint32_t msn, uint32_t len, uint32_t chunk, uint32_t recv_seq) {
-    Packet p = Data(PacketType::kSend, 0, psn, psn, msn);
-    p.data.msg_len = len;
-    p.data.msg_offset = chunk * kPayload;
-    p.data.recv_seq = recv_seq;
-    const size_t n = std::min<size_t>(kPayload, len - chunk * kPayload);
-    payloads_.push_back(std::vector<uint8_t>(n));
-    for (size_t i = 0; i < n; i++) payloads_.back()[i] = PatternByte(msn, chunk * kPayload + i);
-    p.payload = payloads_.back();
-    if ((chunk + 1) * kPayload < len) p.flags = 0;  // ACK_REQ only on the last chunk
-    return p;
-  }
-
   void PostRecvAt(uint64_t wr_id, size_t off, uint32_t len, uint32_t lkey = 0) {
     RecvWr r;
     r.wr_id = wr_id;
