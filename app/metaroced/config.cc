@@ -323,6 +323,8 @@ const std::vector<Key>& Keys() {
           "QPs one application may hold"),
       Num("limits", "max_comp_channels", FIELD(limits.max_comp_channels), 1, 4096, kCount,
           "completion channels one application may hold"),
+      Num("limits", "max_srqs", FIELD(limits.max_srqs), 1, ipc::kMaxSrqsPerApp, kCount,
+          "shared receive queues one application may hold"),
       Num("limits", "max_qp_wr", FIELD(limits.max_qp_wr), 1, ipc::kMaxRingDepth, kCount,
           "deepest send or receive queue"),
       Num("limits", "max_cqe", FIELD(limits.max_cqe), 1, ipc::kMaxRingDepth, kCount,

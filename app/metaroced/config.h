@@ -29,6 +29,7 @@ struct AppLimits {
   uint32_t max_cqs = 256;
   uint32_t max_qps = 256;  ///< <= ipc::kMaxQpsPerApp
   uint32_t max_comp_channels = 64;
+  uint32_t max_srqs = 64;     ///< <= ipc::kMaxSrqsPerApp
   uint32_t max_qp_wr = 4096;  ///< deepest send or receive queue, <= ipc::kMaxRingDepth
   uint32_t max_cqe = 16384;   ///< deepest CQ, <= ipc::kMaxRingDepth
 };

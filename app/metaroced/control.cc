@@ -257,6 +257,7 @@ void Server::Handle(App* app) {
           rep.max_inline = ipc::kMaxInlineBytes;
           rep.max_qp_rd_atom = 64;
           rep.max_comp_channels = cfg_.limits.max_comp_channels;
+          rep.max_srq = cfg_.limits.max_srqs;
           reply.resize(sizeof(rep));
           std::memcpy(reply.data(), &rep, sizeof(rep));
           reply_fds = {app->seg->fd(), app->async_efd};

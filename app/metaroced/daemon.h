@@ -236,12 +236,30 @@ struct QpObj {
   uint32_t sq_cons = 0, rq_cons = 0;         ///< entries taken (the daemon's own copies)
   uint32_t sq_retired = 0, rq_retired = 0;   ///< written to the segment as they move
   std::vector<uint64_t> sq_wr_id, rq_wr_id;  ///< the application's wr_id by ring position
+  uint32_t srq = 0;                          ///< its SRQ's handle, 0: its own receive ring
   bool connected = false;
   bool stalled = false;  ///< the engine's queue was full: drain again next iteration
   bool error = false;
   ipc::QpSegment* head() const { return seg->at<ipc::QpSegment>(); }
   ipc::SqEntry* sq() const { return seg->at<ipc::SqEntry>(ipc::kSqOffset); }
   ipc::RqEntry* rq() const { return seg->at<ipc::RqEntry>(ipc::RqOffset(sq_depth)); }
+};
+
+/** A shared receive queue: its ring's entries move into the engine's SRQ as they are taken. */
+struct SrqObj {
+  uint32_t handle = 0;
+  uint32_t engine_srq = 0;
+  uint32_t pd = 0;
+  std::unique_ptr<Segment> seg;
+  uint32_t depth = 0;
+  uint32_t max_wr = 0;  ///< granted (what the application asked for; the ring may hold more)
+  uint32_t max_sge = 0;
+  uint32_t cons = 0;     ///< entries taken (the daemon's own copy)
+  uint32_t users = 0;    ///< QPs taking receives from it
+  bool stalled = false;  ///< the engine's SRQ was full: drain again next iteration
+  bool error = false;    ///< the application broke it: nothing more is taken
+  ipc::SrqSegment* head() const { return seg->at<ipc::SrqSegment>(); }
+  ipc::RqEntry* ring() const { return seg->at<ipc::RqEntry>(ipc::kSrqEntriesOffset); }
 };
 
 class ShardService;
@@ -262,6 +280,7 @@ struct App {
   HandleTable<ChannelObj> channels;
   HandleTable<CqObj> cqs;
   HandleTable<QpObj> qps;
+  HandleTable<SrqObj> srqs;
   uint64_t mr_bytes = 0;
   uint32_t db_cons = 0;
   uint32_t async_prod = 0;
@@ -309,6 +328,14 @@ class ShardService {
   void MaybeSleep(bool did_work);
   void DrainSq(App* app, QpObj* qp);
   void DrainRq(App* app, QpObj* qp);
+  // srq.cc
+  /** kCreateSrq, kDestroySrq, kModifySrq, kQuerySrq. */
+  int ExecuteSrq(App* app, ipc::Op op, const uint8_t* body, size_t len, std::vector<uint8_t>* reply,
+                 std::vector<int>* reply_fds);
+  int DestroySrq(App* app, uint32_t h);
+  void DrainSrq(App* app, SrqObj* srq);
+  /** The application broke @p srq's ring: it takes nothing more (IBV_EVENT_SRQ_ERR). */
+  void FailSrq(App* app, SrqObj* srq);
   /** Completions written. */
   uint32_t MoveCompletions(App* app, CqObj* cq);
   void DeliverAsync(App* app, uint32_t type, uint32_t handle);
@@ -337,6 +364,7 @@ class ShardService {
   };
   absl::flat_hash_map<uint32_t, Owner> qp_owner_;
   absl::flat_hash_map<uint32_t, Owner> cq_owner_;
+  absl::flat_hash_map<uint32_t, Owner> srq_owner_;
   std::vector<std::pair<App*, uint32_t>> cq_backlog_;
   uint64_t last_busy_iterations_ = 0;  ///< the shard's iterations that moved packets, last seen
   uint32_t idle_iterations_ = 0;

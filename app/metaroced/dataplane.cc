@@ -222,6 +222,14 @@ uint32_t ShardService::PollApp(App* app) {
   s->db_cons.v.store(app->db_cons, std::memory_order_release);
   for (uint32_t i = 0; i < k; i++) {
     const ipc::Doorbell d = taken[i];
+    if (d.kind == static_cast<uint32_t>(ipc::DoorbellKind::kSrq)) {
+      if (SrqObj* srq = app->srqs.Get(d.handle)) {
+        DrainSrq(app, srq);
+      } else {
+        app->bad_entries++;
+      }
+      continue;
+    }
     QpObj* qp = app->qps.Get(d.handle);
     if (qp == nullptr) {
       app->bad_entries++;
@@ -241,6 +249,12 @@ uint32_t ShardService::PollApp(App* app) {
       qp.stalled = false;
       DrainSq(app, &qp);
       DrainRq(app, &qp);
+    }
+  });
+  app->srqs.ForEach([&](uint32_t, SrqObj& srq) {
+    if (srq.stalled) {
+      srq.stalled = false;
+      DrainSrq(app, &srq);
     }
   });
   return k;
@@ -416,9 +430,11 @@ uint32_t ShardService::MoveCompletions(App* app, CqObj* cq) {
       if (qp != nullptr) {
         const uint32_t pos = static_cast<uint32_t>(x.wr_id);
         if (IsReceive(x.opcode)) {
-          e.wr_id = qp->rq_wr_id[pos & (qp->rq_depth - 1)];
-          qp->rq_retired = pos + 1;
-          qp->head()->rq_retired.v.store(qp->rq_retired, std::memory_order_release);
+          if (qp->srq == 0) {  // an SRQ receive's wr_id is the application's own
+            e.wr_id = qp->rq_wr_id[pos & (qp->rq_depth - 1)];
+            qp->rq_retired = pos + 1;
+            qp->head()->rq_retired.v.store(qp->rq_retired, std::memory_order_release);
+          }
         } else {
           e.wr_id = qp->sq_wr_id[pos & (qp->sq_depth - 1)];
           qp->sq_retired = pos + 1;
@@ -468,7 +484,12 @@ void ShardService::PollEngineEvents() {
   for (;;) {
     const size_t n = engine().PollAsyncEvents(ev);
     for (size_t i = 0; i < n; i++) {
-      if (ev[i].type == transport::AsyncEvent::Type::kCqError) {
+      if (ev[i].type == transport::AsyncEvent::Type::kSrqLimit) {
+        auto it = srq_owner_.find(ev[i].id);
+        if (it != srq_owner_.end()) {
+          DeliverAsync(it->second.app, IBV_EVENT_SRQ_LIMIT_REACHED, it->second.handle);
+        }
+      } else if (ev[i].type == transport::AsyncEvent::Type::kCqError) {
         auto it = cq_owner_.find(ev[i].id);
         if (it == cq_owner_.end()) continue;
         if (CqObj* cq = it->second.app->cqs.Get(it->second.handle)) {

@@ -15,33 +15,10 @@
 
 #include "daemon.h"
 #include "mr_log.h"
+#include "request.h"
 
 namespace metaroce::daemon {
 namespace {
-
-template <typename T>
-bool Parse(const uint8_t* body, size_t len, T* out) {
-  if (len != sizeof(T)) return false;
-  std::memcpy(out, body, sizeof(T));
-  return true;
-}
-
-template <typename T>
-void Reply(std::vector<uint8_t>* r, const T& v) {
-  r->resize(sizeof(T));
-  std::memcpy(r->data(), &v, sizeof(T));
-}
-
-int ErrnoOf(const absl::Status& s) {
-  switch (s.code()) {
-    case absl::StatusCode::kOk: return 0;
-    case absl::StatusCode::kNotFound: return EINVAL;
-    case absl::StatusCode::kInvalidArgument: return EINVAL;
-    case absl::StatusCode::kResourceExhausted: return ENOMEM;
-    case absl::StatusCode::kFailedPrecondition: return EBUSY;
-    default: return EIO;
-  }
-}
 
 /** IB's 5-bit RNR timer code in nanoseconds (IBTA table 45). */
 transport::TimeNs RnrTimerNs(uint8_t code) {
@@ -243,6 +220,10 @@ int ShardService::Execute(App* app, ipc::Op op, const uint8_t* body, size_t len,
       FailQp(app, qp);
       return 0;
     }
+    case ipc::Op::kCreateSrq:
+    case ipc::Op::kDestroySrq:
+    case ipc::Op::kModifySrq:
+    case ipc::Op::kQuerySrq: return ExecuteSrq(app, op, body, len, reply, reply_fds);
     default: return EOPNOTSUPP;
   }
 }
@@ -317,6 +298,8 @@ int ShardService::CreateQp(App* app, const ipc::CreateQpReq& r, std::vector<uint
   CqObj* scq = app->cqs.Get(r.send_cq);
   CqObj* rcq = app->cqs.Get(r.recv_cq);
   if (pd == nullptr || scq == nullptr || rcq == nullptr) return EINVAL;
+  SrqObj* srq = r.srq != 0 ? app->srqs.Get(r.srq) : nullptr;
+  if (r.srq != 0 && srq == nullptr) return EINVAL;
   if (r.max_send_wr == 0 || r.max_send_wr > lim.max_qp_wr || r.max_recv_wr > lim.max_qp_wr ||
       r.max_send_sge > ipc::kMaxSge || r.max_recv_sge > ipc::kMaxSge ||
       r.max_inline > ipc::kMaxInlineBytes) {
@@ -324,7 +307,8 @@ int ShardService::CreateQp(App* app, const ipc::CreateQpReq& r, std::vector<uint
   }
   if (app->qps.size() >= std::min(lim.max_qps, ipc::kMaxQpsPerApp)) return ENOMEM;
   const uint32_t sq_depth = ipc::RingDepth(r.max_send_wr);
-  const uint32_t rq_depth = ipc::RingDepth(std::max(r.max_recv_wr, 1u));
+  // A QP on an SRQ keeps one unused receive slot: the segment's layout stays the same.
+  const uint32_t rq_depth = srq != nullptr ? 1 : ipc::RingDepth(std::max(r.max_recv_wr, 1u));
   auto seg = Segment::Create("metaroce-qp", ipc::QpSegmentBytes(sq_depth, rq_depth));
   if (!seg.ok()) return ENOMEM;
   transport::QpAttr qa;
@@ -335,6 +319,7 @@ int ShardService::CreateQp(App* app, const ipc::CreateQpReq& r, std::vector<uint
   qa.max_recv_wr = rq_depth;
   qa.max_sge = ipc::kMaxSge;
   qa.sq_sig_all = r.sq_sig_all != 0;
+  if (srq != nullptr) qa.srq = srq->engine_srq;
   auto qpn = engine().CreateQp(qa);
   if (!qpn.ok()) return ErrnoOf(qpn.status());
   auto o = std::make_unique<QpObj>();
@@ -346,7 +331,8 @@ int ShardService::CreateQp(App* app, const ipc::CreateQpReq& r, std::vector<uint
   qp->recv_cq = r.recv_cq;
   qp->sq_sig_all = r.sq_sig_all != 0;
   qp->max_send_sge = std::max(r.max_send_sge, 1u);
-  qp->max_recv_sge = std::max(r.max_recv_sge, 1u);
+  qp->max_recv_sge = srq != nullptr ? 0 : std::max(r.max_recv_sge, 1u);
+  qp->srq = r.srq;
   qp->max_inline = r.max_inline;
   qp->seg = std::move(*seg);
   qp->sq_depth = sq_depth;
@@ -364,6 +350,7 @@ int ShardService::CreateQp(App* app, const ipc::CreateQpReq& r, std::vector<uint
   pd->users++;
   scq->users++;
   rcq->users++;
+  if (srq != nullptr) srq->users++;
   qp_owner_[*qpn] = Owner{app, handle};
   ipc::CreateQpRep rep;
   rep.handle = handle;
@@ -371,7 +358,7 @@ int ShardService::CreateQp(App* app, const ipc::CreateQpReq& r, std::vector<uint
   rep.sq_depth = sq_depth;
   rep.rq_depth = rq_depth;
   rep.max_send_wr = r.max_send_wr;
-  rep.max_recv_wr = r.max_recv_wr;
+  rep.max_recv_wr = srq != nullptr ? 0 : r.max_recv_wr;
   rep.max_send_sge = qp->max_send_sge;
   rep.max_recv_sge = qp->max_recv_sge;
   rep.max_inline = r.max_inline;
@@ -429,6 +416,7 @@ int ShardService::DestroyQp(App* app, uint32_t h) {
   if (PdObj* pd = app->pds.Get(qp->pd)) pd->users--;
   if (CqObj* cq = app->cqs.Get(qp->send_cq)) cq->users--;
   if (CqObj* cq = app->cqs.Get(qp->recv_cq)) cq->users--;
+  if (SrqObj* srq = app->srqs.Get(qp->srq)) srq->users--;
   app->qps.Remove(h);
   return 0;
 }
@@ -438,6 +426,9 @@ void ShardService::DetachApp(App* app) {
   std::vector<uint32_t> hs;
   app->qps.ForEach([&](uint32_t h, QpObj&) { hs.push_back(h); });
   for (uint32_t h : hs) DestroyQp(app, h);
+  hs.clear();
+  app->srqs.ForEach([&](uint32_t h, SrqObj&) { hs.push_back(h); });
+  for (uint32_t h : hs) DestroySrq(app, h);
   hs.clear();
   app->cqs.ForEach([&](uint32_t h, CqObj&) { hs.push_back(h); });
   for (uint32_t h : hs) DestroyCq(app, h);

@@ -30,7 +30,7 @@
 namespace metaroce::ipc {
 
 /** Bumped whenever anything in this header or mr_ipc_ring.h changes layout or meaning. */
-inline constexpr uint32_t kAbiVersion = 2;
+inline constexpr uint32_t kAbiVersion = 3;
 /** Where the daemon listens unless told otherwise (config `socket`, env METAROCE_SOCKET). */
 inline constexpr char kDefaultSocketPath[] = "/run/metaroce/metaroced.sock";
 /** Environment variable that overrides the socket path for applications. */
@@ -59,6 +59,10 @@ enum class Op : uint16_t {
   kQueryQp = 13,            ///< handle -> QueryQpRep
   kSetQpError = 14,         ///< handle: the QP enters the error state, its work is flushed
   kModifyQp = 15,           ///< ModifyQpReq: the attributes of ibv_modify_qp the engine keeps
+  kCreateSrq = 16,          ///< CreateSrqReq -> CreateSrqRep, fds: [SRQ segment]
+  kDestroySrq = 17,         ///< handle; EBUSY while a QP uses it
+  kModifySrq = 18,          ///< ModifySrqReq: arm the limit event (IBV_SRQ_LIMIT)
+  kQuerySrq = 19,           ///< handle -> QuerySrqRep
 };
 
 /** Starts every datagram, both directions. */
@@ -107,7 +111,7 @@ struct HelloRep {
   uint32_t max_qp_rd_atom = 0;  ///< READs/atomics one QP may have outstanding
   uint32_t max_comp_channels = 0;
   uint32_t link_speed_mbps = 0;  ///< 0: unknown
-  uint32_t reserved = 0;
+  uint32_t max_srq = 0;          ///< SRQs per application (max_srq_wr is max_qp_wr)
 };
 static_assert(sizeof(HelloRep) == 120);
 
@@ -162,15 +166,15 @@ struct CreateQpReq {
   uint32_t max_recv_sge = 0;
   uint32_t max_inline = 0;
   uint32_t sq_sig_all = 0;
-  uint32_t reserved = 0;
+  uint32_t srq = 0;  ///< SRQ handle, 0: none (the QP then has its own receive ring)
 };
 static_assert(sizeof(CreateQpReq) == 40);
 
 struct CreateQpRep {
   uint32_t handle = 0;
-  uint32_t qpn = 0;       ///< < 2^24, as verbs programs print and parse it
-  uint32_t sq_depth = 0;  ///< ring entries (power of two >= max_send_wr)
-  uint32_t rq_depth = 0;
+  uint32_t qpn = 0;          ///< < 2^24, as verbs programs print and parse it
+  uint32_t sq_depth = 0;     ///< ring entries (power of two >= max_send_wr)
+  uint32_t rq_depth = 0;     ///< 1 (an unused slot) for a QP on an SRQ
   uint32_t max_send_wr = 0;  ///< granted caps (written back into ibv_qp_init_attr.cap)
   uint32_t max_recv_wr = 0;
   uint32_t max_send_sge = 0;
@@ -214,6 +218,38 @@ struct ModifyQpReq {
   uint8_t reserved = 0;
 };
 static_assert(sizeof(ModifyQpReq) == 16);
+
+struct CreateSrqReq {
+  uint32_t pd = 0;
+  uint32_t max_wr = 0;   ///< receives outstanding in the ring (the ring has the next power of two)
+  uint32_t max_sge = 0;  ///< <= HelloRep::max_sge
+  uint32_t srq_limit = 0;  ///< armed limit (IBV_EVENT_SRQ_LIMIT_REACHED below it), 0: none
+};
+static_assert(sizeof(CreateSrqReq) == 16);
+
+struct CreateSrqRep {
+  uint32_t handle = 0;
+  uint32_t depth = 0;    ///< ring entries (power of two >= max_wr)
+  uint32_t max_wr = 0;   ///< granted (written back into ibv_srq_init_attr.attr)
+  uint32_t max_sge = 0;  ///< granted
+  uint64_t segment_bytes = 0;
+};
+static_assert(sizeof(CreateSrqRep) == 24);
+
+/** ibv_modify_srq with IBV_SRQ_LIMIT: the event fires once the SRQ holds fewer receives. */
+struct ModifySrqReq {
+  uint32_t srq = 0;
+  uint32_t srq_limit = 0;  ///< 0 disarms
+};
+static_assert(sizeof(ModifySrqReq) == 8);
+
+struct QuerySrqRep {
+  uint32_t max_wr = 0;
+  uint32_t max_sge = 0;
+  uint32_t srq_limit = 0;  ///< 0 once the event fired (as verbs: it must be armed again)
+  uint32_t posted = 0;     ///< receives the SRQ holds now (taken from the ring, not yet used)
+};
+static_assert(sizeof(QuerySrqRep) == 16);
 
 /** QP states the daemon reports (the engine's view; the shim keeps RESET/INIT/RTR/RTS/SQD). */
 enum class QpStatus : uint32_t { kIdle = 0, kReady = 1, kError = 2 };

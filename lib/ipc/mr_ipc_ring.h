@@ -35,9 +35,19 @@ inline constexpr uint32_t kMaxSge = 16;
 inline constexpr uint32_t kMaxInlineBytes = 256;
 /** Deepest ring (send, receive, completion): the device's max_qp_wr and max_cqe. */
 inline constexpr uint32_t kMaxRingDepth = 1u << 15;
-/** Doorbell slots: two per QP at most (send and receive), so it never fills. */
 inline constexpr uint32_t kMaxQpsPerApp = 4096;
-inline constexpr uint32_t kDoorbellSlots = 2 * kMaxQpsPerApp;
+inline constexpr uint32_t kMaxSrqsPerApp = 1024;
+/** Smallest power of two >= @p n (1 for 0). */
+constexpr uint32_t RingDepth(uint32_t n) {
+  uint32_t d = 1;
+  while (d < n) d <<= 1;
+  return d;
+}
+/**
+ * Doorbell slots: at most one outstanding per ring (two per QP, one per SRQ),
+ * so the ring never fills; a power of two, as every ring.
+ */
+inline constexpr uint32_t kDoorbellSlots = RingDepth(2 * kMaxQpsPerApp + kMaxSrqsPerApp);
 /** Async events the daemon can have queued for one application (older ones are dropped). */
 inline constexpr uint32_t kAsyncSlots = 256;
 
@@ -101,7 +111,7 @@ struct CqEntry {
 static_assert(sizeof(CqEntry) == 32);
 
 /** What rings the doorbell. */
-enum class DoorbellKind : uint32_t { kSq = 1, kRq = 2 };
+enum class DoorbellKind : uint32_t { kSq = 1, kRq = 2, kSrq = 3 };
 
 /** "Object @p handle has new entries": the daemon then drains that ring. */
 struct Doorbell {
@@ -113,7 +123,7 @@ static_assert(sizeof(Doorbell) == 8);
 /** An asynchronous event, as struct ibv_async_event. */
 struct AsyncEntry {
   uint32_t event_type = 0;  ///< enum ibv_event_type
-  uint32_t handle = 0;      ///< the CQ or QP handle (0 for device events)
+  uint32_t handle = 0;      ///< the CQ, QP or SRQ handle, by event type (0 for device events)
 };
 static_assert(sizeof(AsyncEntry) == 8);
 
@@ -143,6 +153,19 @@ struct CqSegment {
 };
 inline constexpr size_t kCqEntriesOffset = sizeof(CqSegment);
 
+/**
+ * Head of an SRQ segment; depth RqEntry follow at kSrqEntriesOffset. The
+ * daemon copies each entry into the engine as it takes it, so a slot is free
+ * again once `cons` passed it (receives complete in any order, on any QP).
+ */
+struct SrqSegment {
+  RingIndex prod;      ///< application: receives posted
+  RingIndex cons;      ///< daemon: receives taken (their slots are free)
+  RingIndex doorbell;  ///< application sets it to 1 before ringing; daemon clears it
+  RingIndex error;     ///< daemon: 1 once the application broke the ring (IBV_EVENT_SRQ_ERR)
+};
+inline constexpr size_t kSrqEntriesOffset = sizeof(SrqSegment);
+
 /** Head of a QP segment; the send ring then the receive ring follow. */
 struct QpSegment {
   RingIndex sq_prod;     ///< application: send entries posted
@@ -171,14 +194,11 @@ constexpr size_t RqOffset(uint32_t sq_depth) {
 constexpr size_t QpSegmentBytes(uint32_t sq_depth, uint32_t rq_depth) {
   return RoundUp(RqOffset(sq_depth) + size_t{rq_depth} * sizeof(RqEntry), 4096);
 }
-inline constexpr size_t kAppSegmentBytes = RoundUp(sizeof(AppSegment), 4096);
-
-/** Smallest power of two >= @p n (1 for 0). */
-constexpr uint32_t RingDepth(uint32_t n) {
-  uint32_t d = 1;
-  while (d < n) d <<= 1;
-  return d;
+/** Bytes of an SRQ segment of @p depth entries. */
+constexpr size_t SrqSegmentBytes(uint32_t depth) {
+  return RoundUp(kSrqEntriesOffset + size_t{depth} * sizeof(RqEntry), 4096);
 }
+inline constexpr size_t kAppSegmentBytes = RoundUp(sizeof(AppSegment), 4096);
 
 }  // namespace metaroce::ipc
 

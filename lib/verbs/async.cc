@@ -16,7 +16,7 @@
 namespace metaroce::verbs {
 namespace {
 
-enum class Element { kQp, kCq, kPort, kDevice };
+enum class Element { kQp, kCq, kSrq, kPort, kDevice };
 
 Element ElementOf(uint32_t type) {
   switch (type) {
@@ -29,6 +29,8 @@ Element ElementOf(uint32_t type) {
     case IBV_EVENT_PATH_MIG_ERR:
     case IBV_EVENT_QP_LAST_WQE_REACHED: return Element::kQp;
     case IBV_EVENT_CQ_ERR: return Element::kCq;
+    case IBV_EVENT_SRQ_ERR:
+    case IBV_EVENT_SRQ_LIMIT_REACHED: return Element::kSrq;
     case IBV_EVENT_PORT_ACTIVE:
     case IBV_EVENT_PORT_ERR:
     case IBV_EVENT_LID_CHANGE:
@@ -38,6 +40,14 @@ Element ElementOf(uint32_t type) {
     case IBV_EVENT_GID_CHANGE: return Element::kPort;
     default: return Element::kDevice;
   }
+}
+
+// The object of @p handle in @p objs, nullptr once destroyed.
+template <typename T>
+T* Lookup(Context* c, const std::unordered_map<uint32_t, T*>& objs, uint32_t handle) {
+  std::lock_guard<std::mutex> lock(c->obj_mu);
+  const auto it = objs.find(handle);
+  return it != objs.end() ? it->second : nullptr;
 }
 
 // One event into @p ev if there is one (async_mu held).
@@ -53,17 +63,21 @@ bool TakeEvent(Context* c, ibv_async_event* ev) {
     ev->event_type = static_cast<ibv_event_type>(e.event_type);
     switch (ElementOf(e.event_type)) {
       case Element::kQp: {
-        std::lock_guard<std::mutex> lock(c->obj_mu);
-        const auto it = c->qps.find(e.handle);
-        if (it == c->qps.end()) continue;  // destroyed since
-        ev->element.qp = &it->second->qpx.qp_base;
+        Qp* qp = Lookup(c, c->qps, e.handle);
+        if (qp == nullptr) continue;  // destroyed since
+        ev->element.qp = &qp->qpx.qp_base;
         return true;
       }
       case Element::kCq: {
-        std::lock_guard<std::mutex> lock(c->obj_mu);
-        const auto it = c->cqs.find(e.handle);
-        if (it == c->cqs.end()) continue;
-        ev->element.cq = reinterpret_cast<ibv_cq*>(&it->second->cqx);
+        Cq* cq = Lookup(c, c->cqs, e.handle);
+        if (cq == nullptr) continue;
+        ev->element.cq = reinterpret_cast<ibv_cq*>(&cq->cqx);
+        return true;
+      }
+      case Element::kSrq: {
+        Srq* srq = Lookup(c, c->srqs, e.handle);
+        if (srq == nullptr) continue;
+        ev->element.srq = &srq->srq;
         return true;
       }
       case Element::kPort: ev->element.port_num = 1; return true;
@@ -82,6 +96,14 @@ bool TakeEvent(Context* c, ibv_async_event* ev) {
     return true;
   }
   return false;
+}
+
+// One more event acknowledged on an object (its mutex, cond and counter).
+void Acked(pthread_mutex_t* mu, pthread_cond_t* cond, uint32_t* completed) {
+  pthread_mutex_lock(mu);
+  ++*completed;
+  pthread_cond_signal(cond);
+  pthread_mutex_unlock(mu);
 }
 
 }  // namespace
@@ -132,18 +154,17 @@ void ibv_ack_async_event(ibv_async_event* event) {
   switch (ElementOf(event->event_type)) {
     case Element::kQp: {
       ibv_qp* qp = event->element.qp;
-      pthread_mutex_lock(&qp->mutex);
-      qp->events_completed++;
-      pthread_cond_signal(&qp->cond);
-      pthread_mutex_unlock(&qp->mutex);
+      Acked(&qp->mutex, &qp->cond, &qp->events_completed);
       break;
     }
     case Element::kCq: {
       ibv_cq* cq = event->element.cq;
-      pthread_mutex_lock(&cq->mutex);
-      cq->async_events_completed++;
-      pthread_cond_signal(&cq->cond);
-      pthread_mutex_unlock(&cq->mutex);
+      Acked(&cq->mutex, &cq->cond, &cq->async_events_completed);
+      break;
+    }
+    case Element::kSrq: {
+      ibv_srq* srq = event->element.srq;
+      Acked(&srq->mutex, &srq->cond, &srq->events_completed);
       break;
     }
     default: break;

@@ -75,9 +75,9 @@ void FillDeviceAttr(const ipc::HelloRep& h, ibv_device_attr* a) {
   a->vendor_part_id = 0;
   a->hw_ver = 0;
   a->max_qp = static_cast<int>(Min(h.max_qp, ipc::kMaxQpsPerApp));
-  a->max_qp_wr = static_cast<int>(Min(h.max_qp_wr, ipc::kMaxRingDepth));
+  a->max_qp_wr = static_cast<int>(MaxWr(h));
   a->device_cap_flags = 0;
-  a->max_sge = static_cast<int>(Min(h.max_sge, ipc::kMaxSge));
+  a->max_sge = static_cast<int>(MaxSge(h));
   a->max_sge_rd = a->max_sge;
   a->max_cq = static_cast<int>(h.max_cq);
   a->max_cqe = static_cast<int>(Min(h.max_cqe, ipc::kMaxRingDepth));
@@ -89,7 +89,9 @@ void FillDeviceAttr(const ipc::HelloRep& h, ibv_device_attr* a) {
   a->max_res_rd_atom = static_cast<int>(std::min<uint64_t>(res, 0x7fffffff));
   a->atomic_cap = IBV_ATOMIC_HCA;
   a->max_ah = 0x7fffffff;  // address handles are local objects
-  a->max_srq = 0;          // no SRQ yet
+  a->max_srq = static_cast<int>(Min(h.max_srq, ipc::kMaxSrqsPerApp));
+  a->max_srq_wr = a->max_qp_wr;
+  a->max_srq_sge = a->max_sge;
   a->max_pkeys = 1;
   a->local_ca_ack_delay = 0;
   a->phys_port_cnt = 1;

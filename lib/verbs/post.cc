@@ -2,10 +2,10 @@
  * Copyright(c) 2026 The metaroce authors
  */
 
-// The data path's producer side: ibv_post_send / ibv_post_recv (through
-// ibv_context_ops) and the ibv_wr_* builder API of struct ibv_qp_ex, all
-// writing ring entries in the QP segment and ringing the daemon's doorbell.
-// No system call here.
+// The data path's producer side: ibv_post_send / ibv_post_recv /
+// ibv_post_srq_recv (through ibv_context_ops) and the ibv_wr_* builder API of
+// struct ibv_qp_ex, all writing ring entries in the QP or SRQ segment and
+// ringing the daemon's doorbell. No system call here.
 
 #include <errno.h>
 #include <string.h>
@@ -348,6 +348,66 @@ void WrAtomicWrite(ibv_qp_ex* q, uint32_t, uint64_t, const void*) {
   WrUnsupported(WrQp(q), "ibv_wr_atomic_write", "no ATOMIC_WRITE");
 }
 
+// ---- receive rings ----
+
+// A QP's receive ring or an SRQ's: the same entries under the same protocol,
+// only where the indices live differs.
+struct RecvRing {
+  Context* ctx;
+  uint32_t handle;
+  ipc::DoorbellKind kind;
+  const char* verb;  // for Debug()
+  ipc::RqEntry* entries;
+  uint32_t depth;
+  uint32_t room;  // at most this many entries between *freed and *prod
+  uint32_t max_sge;
+  uint32_t* posted;  // our copy of *prod (the ring's lock held)
+  ipc::RingIndex* prod;
+  const ipc::RingIndex* freed;  // the daemon's: the slots before it are free again
+  ipc::RingIndex* doorbell;
+};
+
+// 0 if @p wr may be the ring's @p n-th new entry, else the errno.
+int CheckRecv(const RecvRing& r, uint32_t n, const ibv_recv_wr* wr) {
+  if (wr->num_sge < 0 || static_cast<uint32_t>(wr->num_sge) > r.max_sge) {
+    Debug("%s: %d SGEs, at most %u", r.verb, wr->num_sge, r.max_sge);
+    return EINVAL;
+  }
+  if (*r.posted + n - r.freed->v.load(std::memory_order_acquire) >= r.room) return ENOMEM;
+  return 0;
+}
+
+void FillRecv(const ibv_recv_wr* wr, ipc::RqEntry* e) {
+  e->wr_id = wr->wr_id;
+  e->num_sge = static_cast<uint32_t>(wr->num_sge);
+  for (int i = 0; i < wr->num_sge; i++) {
+    e->sge[i] = {wr->sg_list[i].addr, wr->sg_list[i].length, wr->sg_list[i].lkey};
+  }
+}
+
+// Writes the chain @p wr into @p r (its lock held) up to the first WR that
+// @p refuse (the owner's state: 0 or an errno) or CheckRecv turns down; then
+// publishes what it wrote and rings the doorbell.
+template <typename Refuse>
+int PostRecvRing(const RecvRing& r, ibv_recv_wr* wr, ibv_recv_wr** bad_wr, Refuse refuse) {
+  int err = 0;
+  uint32_t n = 0;
+  for (; wr != nullptr; wr = wr->next) {
+    err = r.ctx->gone.load(std::memory_order_relaxed) ? EIO : refuse();
+    if (err == 0) err = CheckRecv(r, n, wr);
+    if (err != 0) break;
+    FillRecv(wr, &r.entries[(*r.posted + n) & (r.depth - 1)]);
+    n++;
+  }
+  if (n != 0) {
+    *r.posted += n;
+    r.prod->v.store(*r.posted, std::memory_order_seq_cst);
+    RingDoorbell(r.ctx, r.handle, r.kind, r.doorbell);
+  }
+  if (err != 0 && bad_wr != nullptr) *bad_wr = wr;
+  return err;
+}
+
 }  // namespace
 
 void InitWrOps(Qp* qp) {
@@ -401,46 +461,56 @@ int PostSend(ibv_qp* ibqp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
 
 int PostRecv(ibv_qp* ibqp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
   Qp* qp = ToQp(ibqp);
+  if (ibqp->srq != nullptr) {
+    Debug("post_recv: the QP receives through its SRQ (ibv_post_srq_recv)");
+    if (bad_wr != nullptr) *bad_wr = wr;
+    return EINVAL;
+  }
   std::lock_guard<std::mutex> lock(qp->rq_mu);
-  int err = 0;
-  uint32_t n = 0;
-  for (; wr != nullptr; wr = wr->next) {
-    const int s = qp->state.load(std::memory_order_acquire);
-    if (qp->ctx->gone.load(std::memory_order_relaxed)) {
-      err = EIO;
-    } else if (s == IBV_QPS_RESET) {
-      Debug("post_recv: the QP is in RESET");
-      err = EINVAL;
-    } else if (wr->num_sge < 0 || static_cast<uint32_t>(wr->num_sge) > qp->cap.max_recv_sge) {
-      Debug("post_recv: %d SGEs, max_recv_sge %u", wr->num_sge, qp->cap.max_recv_sge);
-      err = EINVAL;
-    } else if (qp->rq_posted + n - qp->seg->rq_retired.v.load(std::memory_order_acquire) >=
-               qp->cap.max_recv_wr) {
-      err = ENOMEM;
-    }
-    if (err != 0) break;
-    ipc::RqEntry* e = &qp->rq[(qp->rq_posted + n) & (qp->rq_depth - 1)];
-    e->wr_id = wr->wr_id;
-    e->num_sge = static_cast<uint32_t>(wr->num_sge);
-    for (int i = 0; i < wr->num_sge; i++) {
-      e->sge[i] = {wr->sg_list[i].addr, wr->sg_list[i].length, wr->sg_list[i].lkey};
-    }
-    n++;
-  }
-  if (n != 0) {
-    qp->ever_posted.store(true, std::memory_order_relaxed);
-    qp->rq_posted += n;
-    qp->seg->rq_prod.v.store(qp->rq_posted, std::memory_order_seq_cst);
-    RingDoorbell(qp->ctx, qp->handle, ipc::DoorbellKind::kRq, &qp->seg->rq_doorbell);
-  }
-  if (err != 0 && bad_wr != nullptr) *bad_wr = wr;
+  const RecvRing r = {.ctx = qp->ctx,
+                      .handle = qp->handle,
+                      .kind = ipc::DoorbellKind::kRq,
+                      .verb = "post_recv",
+                      .entries = qp->rq,
+                      .depth = qp->rq_depth,
+                      .room = qp->cap.max_recv_wr,
+                      .max_sge = qp->cap.max_recv_sge,
+                      .posted = &qp->rq_posted,
+                      .prod = &qp->seg->rq_prod,
+                      .freed = &qp->seg->rq_retired,
+                      .doorbell = &qp->seg->rq_doorbell};
+  const uint32_t before = qp->rq_posted;
+  const int err = PostRecvRing(r, wr, bad_wr, [qp] {
+    if (qp->state.load(std::memory_order_acquire) != IBV_QPS_RESET) return 0;
+    Debug("post_recv: the QP is in RESET");
+    return EINVAL;
+  });
+  if (qp->rq_posted != before) qp->ever_posted.store(true, std::memory_order_relaxed);
   return err;
 }
 
-int PostSrqRecv(ibv_srq*, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
-  MR_UNSUPPORTED("ibv_post_srq_recv", "shared receive queues: SRQ support comes later");
-  if (bad_wr != nullptr) *bad_wr = wr;
-  return EOPNOTSUPP;
+int PostSrqRecv(ibv_srq* ibsrq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
+  Srq* srq = ToSrq(ibsrq);
+  std::lock_guard<std::mutex> lock(srq->mu);
+  // Slots are free once the daemon took their entries (cons), whether or not
+  // the receives completed: the whole ring is room.
+  const RecvRing r = {.ctx = srq->ctx,
+                      .handle = srq->handle,
+                      .kind = ipc::DoorbellKind::kSrq,
+                      .verb = "post_srq_recv",
+                      .entries = srq->entries,
+                      .depth = srq->depth,
+                      .room = srq->depth,
+                      .max_sge = srq->max_sge,
+                      .posted = &srq->posted,
+                      .prod = &srq->seg->prod,
+                      .freed = &srq->seg->cons,
+                      .doorbell = &srq->seg->doorbell};
+  return PostRecvRing(r, wr, bad_wr, [srq] {
+    if (srq->seg->error.v.load(std::memory_order_acquire) == 0) return 0;
+    Debug("post_srq_recv: the daemon failed the SRQ (IBV_EVENT_SRQ_ERR)");
+    return EIO;
+  });
 }
 
 }  // namespace metaroce::verbs

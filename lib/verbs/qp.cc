@@ -331,7 +331,7 @@ int Query(Qp* qp, ibv_qp_attr* attr, ibv_qp_init_attr* init) {
   init->qp_context = b.qp_context;
   init->send_cq = b.send_cq;
   init->recv_cq = b.recv_cq;
-  init->srq = nullptr;
+  init->srq = b.srq;
   init->cap = qp->cap;
   init->qp_type = b.qp_type;
   init->sq_sig_all = qp->sq_sig_all;
@@ -355,10 +355,6 @@ ibv_qp* CreateQp(ibv_context* context, ibv_qp_init_attr_ex* a, ibv_qp_cap* write
     MR_UNSUPPORTED("ibv_create_qp", "only IBV_QPT_RC queue pairs");
     return nullptr;
   }
-  if (a->srq != nullptr) {
-    MR_UNSUPPORTED("ibv_create_qp", "shared receive queues: SRQ support comes later");
-    return nullptr;
-  }
   const uint64_t ops =
       (a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) != 0 ? a->send_ops_flags : 0;
   if ((ops & ~kSupportedSendOps) != 0) {
@@ -373,9 +369,20 @@ ibv_qp* CreateQp(ibv_context* context, ibv_qp_init_attr_ex* a, ibv_qp_cap* write
     errno = EINVAL;
     return nullptr;
   }
-  const ibv_qp_cap& cap = a->cap;
-  const uint32_t max_wr = std::min(c->hello.max_qp_wr, ipc::kMaxRingDepth);
-  const uint32_t max_sge = std::min(c->hello.max_sge, ipc::kMaxSge);
+  Srq* srq = a->srq != nullptr ? ToSrq(a->srq) : nullptr;
+  if (srq != nullptr && srq->ctx != c) {
+    Debug("create_qp: the SRQ belongs to another context");
+    errno = EINVAL;
+    return nullptr;
+  }
+  ibv_qp_cap cap = a->cap;
+  if (srq != nullptr) {
+    // The QP receives through the SRQ: verbs ignores its receive caps.
+    cap.max_recv_wr = 0;
+    cap.max_recv_sge = 0;
+  }
+  const uint32_t max_wr = MaxWr(c->hello);
+  const uint32_t max_sge = MaxSge(c->hello);
   const uint32_t max_inline = std::min(c->hello.max_inline, ipc::kMaxInlineBytes);
   if (cap.max_send_wr > max_wr || cap.max_recv_wr > max_wr || cap.max_send_sge > max_sge ||
       cap.max_recv_sge > max_sge || cap.max_inline_data > max_inline) {
@@ -394,6 +401,7 @@ ibv_qp* CreateQp(ibv_context* context, ibv_qp_init_attr_ex* a, ibv_qp_cap* write
   req.max_recv_sge = cap.max_recv_sge;
   req.max_inline = cap.max_inline_data;
   req.sq_sig_all = a->sq_sig_all != 0 ? 1 : 0;
+  req.srq = srq != nullptr ? srq->handle : 0;
   ipc::CreateQpRep rep;
   int fd = -1;
   const int err =
@@ -426,9 +434,9 @@ ibv_qp* CreateQp(ibv_context* context, ibv_qp_init_attr_ex* a, ibv_qp_cap* write
   qp->sq_depth = rep.sq_depth;
   qp->rq_depth = rep.rq_depth;
   qp->cap.max_send_wr = rep.max_send_wr;
-  qp->cap.max_recv_wr = rep.max_recv_wr;
+  qp->cap.max_recv_wr = srq != nullptr ? 0 : rep.max_recv_wr;
   qp->cap.max_send_sge = std::min(rep.max_send_sge, ipc::kMaxSge);
-  qp->cap.max_recv_sge = std::min(rep.max_recv_sge, ipc::kMaxSge);
+  qp->cap.max_recv_sge = srq != nullptr ? 0 : std::min(rep.max_recv_sge, ipc::kMaxSge);
   qp->cap.max_inline_data = std::min(rep.max_inline, ipc::kMaxInlineBytes);
   qp->sq_sig_all = a->sq_sig_all != 0 ? 1 : 0;
   qp->send_cq = ToCq(a->send_cq);
@@ -444,7 +452,7 @@ ibv_qp* CreateQp(ibv_context* context, ibv_qp_init_attr_ex* a, ibv_qp_cap* write
   b.pd = a->pd;
   b.send_cq = a->send_cq;
   b.recv_cq = a->recv_cq;
-  b.srq = nullptr;
+  b.srq = a->srq;
   b.handle = rep.handle;
   b.qp_num = rep.qpn;
   b.state = IBV_QPS_RESET;

@@ -16,7 +16,6 @@ using namespace metaroce::verbs;
 
 namespace {
 constexpr char kNoKernel[] = "no kernel verbs device: metaroce runs in metaroced";
-constexpr char kNoSrq[] = "shared receive queues: SRQ support comes later";
 }  // namespace
 
 // ---- fork ----
@@ -34,24 +33,6 @@ MR_EXPORT int ibv_read_sysfs_file(const char*, const char*, char*, size_t) {
 MR_EXPORT int ibv_read_ibdev_sysfs_file(char*, size_t, void*, const char*, ...) {
   errno = ENOENT;
   return -1;
-}
-
-// ---- SRQ ----
-ibv_srq* ibv_create_srq(ibv_pd*, ibv_srq_init_attr*) {
-  MR_UNSUPPORTED("ibv_create_srq", kNoSrq);
-  return nullptr;
-}
-int ibv_modify_srq(ibv_srq*, ibv_srq_attr*, int) {
-  MR_UNSUPPORTED("ibv_modify_srq", kNoSrq);
-  return EOPNOTSUPP;
-}
-int ibv_query_srq(ibv_srq*, ibv_srq_attr*) {
-  MR_UNSUPPORTED("ibv_query_srq", kNoSrq);
-  return EOPNOTSUPP;
-}
-int ibv_destroy_srq(ibv_srq*) {
-  MR_UNSUPPORTED("ibv_destroy_srq", kNoSrq);
-  return EOPNOTSUPP;
 }
 
 // ---- multicast (UD only) ----

@@ -8,11 +8,11 @@
  * holds is embedded in a shim object, as rdma-core providers do: the
  * application gets a pointer to the embedded ibv_* struct, which is always the
  * shim object's first member, so the shim gets back to its object with a cast
- * (ToCtx(), ToCq(), ToQp()...).
+ * (ToCtx(), ToCq(), ToQp(), ToSrq()...).
  *
  * Locking: one mutex per context serialises control requests on the daemon
- * socket (Request()); the data path takes per-QP (send and receive apart) and
- * per-CQ locks only, and never makes a system call.
+ * socket (Request()); the data path takes per-QP (send and receive apart),
+ * per-SRQ and per-CQ locks only, and never makes a system call.
  */
 
 #ifndef METAROCE_VERBS_PRIVATE_H
@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <unordered_map>
@@ -64,6 +65,12 @@ void Debug(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 struct Context;
 struct Cq;
 struct Qp;
+struct Srq;
+
+/** The device's max_qp_wr (also max_srq_wr): the daemon's limit within the rings'. */
+inline uint32_t MaxWr(const ipc::HelloRep& h) { return std::min(h.max_qp_wr, ipc::kMaxRingDepth); }
+/** The device's max_sge (also max_srq_sge). */
+inline uint32_t MaxSge(const ipc::HelloRep& h) { return std::min(h.max_sge, ipc::kMaxSge); }
 
 /** The one device, process-wide, refreshed by every ibv_get_device_list. */
 struct Device {
@@ -112,7 +119,7 @@ struct Cq {
 };
 
 struct Qp {
-  ibv_qp_ex qpx;  ///< qpx.qp_base is the application's ibv_qp
+  ibv_qp_ex qpx;  ///< qpx.qp_base is the application's ibv_qp; its srq: receives go there
   Context* ctx;
   uint32_t handle;
   ipc::QpSegment* seg;
@@ -121,7 +128,7 @@ struct Qp {
   ipc::RqEntry* rq;
   uint32_t sq_depth;
   uint32_t rq_depth;
-  ibv_qp_cap cap;  ///< as granted (clamped to the ring constants)
+  ibv_qp_cap cap;  ///< as granted (clamped to the ring constants; no receives on an SRQ)
   int sq_sig_all;
   Cq* send_cq;
   Cq* recv_cq;
@@ -143,6 +150,20 @@ struct Qp {
   int wr_err = 0;          ///< first error of the session
 };
 
+struct Srq {
+  ibv_srq srq;  ///< what the application holds
+  Context* ctx;
+  uint32_t handle;
+  ipc::SrqSegment* seg;
+  size_t seg_bytes;
+  ipc::RqEntry* entries;
+  uint32_t depth;
+  uint32_t max_wr;  ///< as granted
+  uint32_t max_sge;
+  std::mutex mu;        ///< the producer side of the ring
+  uint32_t posted = 0;  ///< our copy of seg->prod
+};
+
 struct Context {
   verbs_context vctx;  ///< the application gets &vctx.context
   Device* dev;
@@ -160,6 +181,7 @@ struct Context {
   std::mutex obj_mu;  ///< handle -> object, for async events
   std::unordered_map<uint32_t, Qp*> qps;
   std::unordered_map<uint32_t, Cq*> cqs;
+  std::unordered_map<uint32_t, Srq*> srqs;
 
   std::atomic<bool> gone{false};  ///< the daemon died or shut down
   std::mutex async_mu;
@@ -212,6 +234,9 @@ inline Cq* ToCq(ibv_cq* cq) { return reinterpret_cast<Cq*>(cq); }
 // ---- qp.cc ----
 ibv_qp* CreateQpEx(ibv_context* ctx, ibv_qp_init_attr_ex* attr);
 inline Qp* ToQp(ibv_qp* qp) { return reinterpret_cast<Qp*>(qp); }
+
+// ---- srq.cc ----
+inline Srq* ToSrq(ibv_srq* srq) { return reinterpret_cast<Srq*>(srq); }
 
 // ---- post.cc ----
 int PostSend(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr);

@@ -231,9 +231,10 @@ TEST(MetarocedConfig, UnknownSectionListsTheSections) {
 
 TEST(MetarocedConfig, UnknownKeyListsTheKeysAndSuggests) {
   const std::string e = LoadError("[limits]\nmax_qp = 3\n");
-  EXPECT_THAT(e, HasSubstr(": unknown key limits.max_qp (did you mean max_qps?); [limits] has "
-                           "max_pds, max_mrs, max_mr_bytes, max_cqs, max_qps, max_comp_channels, "
-                           "max_qp_wr, max_cqe"));
+  EXPECT_THAT(
+      e, HasSubstr(": unknown key limits.max_qp (did you mean max_qps?); [limits] has "
+                   "max_pds, max_mrs, max_mr_bytes, max_cqs, max_qps, max_comp_channels, max_srqs, "
+                   "max_qp_wr, max_cqe"));
   EXPECT_THAT(LoadError("[engine]\nrto_min_ns = 3\n"), HasSubstr("(did you mean rto_min_us?)"));
   EXPECT_THAT(LoadError("[daemon]\nlcores = 2\n"), HasSubstr("(did you mean dataplane.lcores?)"));
   const std::string far = LoadError("[engine]\nseed = 1\n");  // never configurable

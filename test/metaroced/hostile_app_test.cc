@@ -39,6 +39,7 @@ namespace {
 constexpr uint32_t kIbvAccessLocalWrite = 1, kIbvAccessRemoteWrite = 2;
 constexpr uint32_t kIbvWrRdmaWrite = 0, kIbvSendSignaled = 2;
 constexpr uint8_t kIbvWcSuccess = 0;
+constexpr uint32_t kIbvEventSrqErr = 14;
 
 /** One application session spoken by hand. */
 class Session {
@@ -187,6 +188,20 @@ struct Endpoint {
     const uint32_t p = a->db_prod.v.load();
     a->doorbells[p & (kDoorbellSlots - 1)] = Doorbell{qp, static_cast<uint32_t>(DoorbellKind::kSq)};
     a->db_prod.v.store(p + 1);
+  }
+  /** A signalled WRITE of its first @p len bytes to offset @p to of its own region; its status. */
+  int WriteToSelf(uint64_t wr_id, uint32_t len, size_t to) {
+    SqEntry* w = Sq(0);
+    w->wr_id = wr_id;
+    w->opcode = kIbvWrRdmaWrite;
+    w->send_flags = kIbvSendSignaled;
+    w->num_sge = 1;
+    w->sge[0] = Sge{reinterpret_cast<uint64_t>(buf.data()), len, mr.lkey};
+    w->remote_addr = reinterpret_cast<uint64_t>(buf.data()) + to;
+    w->rkey = mr.rkey;
+    qps->sq_prod.v.store(1);
+    Ring();
+    return WaitCompletion();
   }
   /** Waits (2 s) for a completion; returns its status, or -1. */
   int WaitCompletion() {
@@ -371,18 +386,139 @@ TEST_F(HostileAppTest, AnotherApplicationsHandlesAndKeysReachNothing) {
 
   // A still works: a WRITE from its region into itself.
   std::memset(a.buf.data(), 0x5a, 1024);
-  SqEntry* w = a.Sq(0);
-  w->wr_id = 7;
-  w->opcode = kIbvWrRdmaWrite;
-  w->send_flags = kIbvSendSignaled;
-  w->num_sge = 1;
-  w->sge[0] = Sge{reinterpret_cast<uint64_t>(a.buf.data()), 1024, a.mr.lkey};
-  w->remote_addr = reinterpret_cast<uint64_t>(a.buf.data()) + 4096;
-  w->rkey = a.mr.rkey;
-  a.qps->sq_prod.v.store(1);
-  a.Ring();
-  EXPECT_EQ(a.WaitCompletion(), kIbvWcSuccess);
+  EXPECT_EQ(a.WriteToSelf(7, 1024, 4096), kIbvWcSuccess);
   EXPECT_EQ(0, std::memcmp(a.buf.data(), a.buf.data() + 4096, 1024));
+}
+
+/** An SRQ set up through the protocol, its segment mapped. */
+struct SharedRq {
+  SharedRq(Session* s, uint32_t pd) : s(s) {
+    CreateSrqReq r;
+    r.pd = pd;
+    r.max_wr = 8;
+    r.max_sge = 1;
+    std::vector<uint8_t> rep;
+    std::vector<int> fds;
+    st = s->Call(Op::kCreateSrq, &r, sizeof(r), &rep, &fds);
+    if (st != 0 || fds.size() != 1) return;
+    CreateSrqRep cr;
+    std::memcpy(&cr, rep.data(), sizeof(cr));
+    handle = cr.handle;
+    depth = cr.depth;
+    bytes = cr.segment_bytes;
+    seg = static_cast<SrqSegment*>(
+        mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0));
+    close(fds[0]);
+  }
+  ~SharedRq() {
+    if (seg != nullptr) munmap(seg, bytes);
+  }
+  /** Writes entry @p pos with one SGE and publishes prod = pos + 1, then rings. */
+  void Post(uint32_t pos, const Sge& g) {
+    RqEntry* e = reinterpret_cast<RqEntry*>(reinterpret_cast<uint8_t*>(seg) + kSrqEntriesOffset) +
+                 (pos & (depth - 1));
+    e->wr_id = pos;
+    e->num_sge = 1;
+    e->sge[0] = g;
+    seg->prod.v.store(pos + 1);
+    Ring();
+  }
+  void Ring() {
+    AppSegment* a = s->app();
+    if (seg->doorbell.v.exchange(1) != 0) return;
+    const uint32_t p = a->db_prod.v.load();
+    a->doorbells[p & (kDoorbellSlots - 1)] =
+        Doorbell{handle, static_cast<uint32_t>(DoorbellKind::kSrq)};
+    a->db_prod.v.store(p + 1);
+  }
+  /** Waits (2 s) for @p want in the cons index. */
+  bool Taken(uint32_t want) {
+    for (int i = 0; i < 400 && seg->cons.v.load() != want; i++) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return seg->cons.v.load() == want;
+  }
+  QuerySrqRep Query() {
+    HandleMsg h{handle, 0};
+    std::vector<uint8_t> rep;
+    QuerySrqRep q;
+    if (s->Call(Op::kQuerySrq, &h, sizeof(h), &rep) == 0) std::memcpy(&q, rep.data(), sizeof(q));
+    return q;
+  }
+  Session* s;
+  int st = -1;
+  uint32_t handle = 0, depth = 0;
+  size_t bytes = 0;
+  SrqSegment* seg = nullptr;
+};
+
+TEST_F(HostileAppTest, ABrokenSharedReceiveQueueFailsOnlyItself) {
+  Session sa(sock_), sb(sock_);
+  ASSERT_EQ(sa.Hello(), 0);
+  ASSERT_EQ(sb.Hello(), 0);
+  Endpoint a(&sa), b(&sb);
+  ASSERT_NO_FATAL_FAILURE(a.Build());
+  ASSERT_NO_FATAL_FAILURE(b.Build());
+  SharedRq good(&sa, a.pd), foreign(&sa, a.pd), runaway(&sa, a.pd);
+  ASSERT_EQ(good.st, 0);
+  ASSERT_EQ(foreign.st, 0);
+  ASSERT_EQ(runaway.st, 0);
+  // Another application's SRQ is not B's to attach a QP to.
+  CreateQpReq q;
+  q.pd = b.pd;
+  q.send_cq = q.recv_cq = b.cq;
+  q.max_send_wr = 4;
+  q.srq = good.handle;
+  EXPECT_EQ(sb.Call(Op::kCreateQp, &q, sizeof(q)), EINVAL);
+  CreateSrqReq bad;
+  bad.pd = a.pd;
+  bad.max_wr = 1u << 30;
+  bad.max_sge = 1;
+  EXPECT_EQ(sa.Call(Op::kCreateSrq, &bad, sizeof(bad)), EINVAL);
+
+  // A receive gathering into B's region with B's lkey, and a producer index
+  // far ahead: each SRQ stops taking entries and reports SRQ_ERR.
+  foreign.Post(0, Sge{reinterpret_cast<uint64_t>(b.buf.data()), 256, b.mr.lkey});
+  runaway.seg->prod.v.store(0x4000'0000);
+  runaway.Ring();
+  for (int i = 0; i < 400 && sa.app()->async_prod.v.load() < 2; i++) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_EQ(sa.app()->async_prod.v.load(), 2u);
+  for (uint32_t i = 0; i < 2; i++) {
+    const AsyncEntry e = sa.app()->async[i];
+    EXPECT_EQ(e.event_type, kIbvEventSrqErr);
+    EXPECT_TRUE(e.handle == foreign.handle || e.handle == runaway.handle) << e.handle;
+  }
+  EXPECT_EQ(foreign.seg->error.v.load(), 1u);
+  EXPECT_EQ(runaway.seg->error.v.load(), 1u);
+  EXPECT_EQ(foreign.Query().posted, 0u);
+  EXPECT_EQ(runaway.Query().posted, 0u);
+
+  // The application's other SRQ works, and so does everything of B's.
+  good.Post(0, Sge{reinterpret_cast<uint64_t>(a.buf.data()), 256, a.mr.lkey});
+  ASSERT_TRUE(good.Taken(1));
+  EXPECT_EQ(good.Query().posted, 1u);
+  EXPECT_EQ(good.seg->error.v.load(), 0u);
+  q.pd = a.pd;
+  q.send_cq = q.recv_cq = a.cq;
+  std::vector<uint8_t> rep;
+  std::vector<int> fds;
+  ASSERT_EQ(sa.Call(Op::kCreateQp, &q, sizeof(q), &rep, &fds), 0);
+  for (int f : fds) close(f);
+  CreateQpRep qr;
+  std::memcpy(&qr, rep.data(), sizeof(qr));
+  EXPECT_EQ(qr.max_recv_wr, 0u);
+  HandleMsg h{good.handle, 0};
+  EXPECT_EQ(sa.Call(Op::kDestroySrq, &h, sizeof(h)), EBUSY);  // the QP uses it
+  HandleMsg qh{qr.handle, 0};
+  EXPECT_EQ(sa.Call(Op::kDestroyQp, &qh, sizeof(qh)), 0);
+  EXPECT_EQ(sa.Call(Op::kDestroySrq, &h, sizeof(h)), 0);
+  HandleMsg fh{foreign.handle, 0};
+  EXPECT_EQ(sa.Call(Op::kDestroySrq, &fh, sizeof(fh)), 0);
+  ASSERT_NO_FATAL_FAILURE(b.Connect(b.qpn));
+  EXPECT_EQ(b.WriteToSelf(3, 512, 8192), kIbvWcSuccess);
+  EXPECT_TRUE(DaemonAlive());
 }
 
 }  // namespace

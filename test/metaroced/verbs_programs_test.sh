@@ -146,6 +146,9 @@ programs() {
     "$addr" ibv_rc_pingpong -s 65536 -n 1000
   pair "$tag/ibv_rc_pingpong-e" "$pp_line" "$sns" "$ssock" "$cns" "$csock" "$addr" \
     ibv_rc_pingpong -e
+  pair "$tag/ibv_srq_pingpong" "$pp_line" "$sns" "$ssock" "$cns" "$csock" "$addr" ibv_srq_pingpong
+  pair "$tag/ibv_srq_pingpong-e" "$pp_line" "$sns" "$ssock" "$cns" "$csock" "$addr" \
+    ibv_srq_pingpong -e
   local t
   for t in ib_write_bw ib_read_bw ib_send_bw; do
     pair "$tag/$t" "$bw_line" "$sns" "$ssock" "$cns" "$csock" "$addr" "$t"

@@ -70,6 +70,15 @@ struct FQp {
   uint32_t dest_qpn = 0;
   uint32_t sq_cons = 0, rq_cons = 0;
   uint32_t max_send_wr;
+  uint32_t srq = 0;  // receives come from this SRQ, 0: its own ring
+};
+
+struct FSrq {
+  SrqSegment* seg;
+  uint32_t depth, max_sge;
+  uint32_t limit = 0;  // armed: IBV_EVENT_SRQ_LIMIT_REACHED once it holds fewer
+  uint32_t seen = 0;   // prod as of the last doorbell: the entries the daemon knows of
+  uint32_t cons = 0;
 };
 
 struct Client {
@@ -84,6 +93,7 @@ struct Client {
   std::map<uint32_t, FMr> mrs;
   std::map<uint32_t, FCq> cqs;
   std::map<uint32_t, FQp> qps;
+  std::map<uint32_t, FSrq> srqs;
 };
 
 std::mutex g_mu;
@@ -109,6 +119,14 @@ void PushCqe(Client* c, uint32_t cq_handle, const CqEntry& e, bool solicited) {
     const uint64_t one = 1;
     if (cq.channel_fd >= 0 && write(cq.channel_fd, &one, sizeof(one)) < 0) perror("eventfd");
   }
+}
+
+void PushAsync(Client* c, uint32_t event_type, uint32_t handle) {
+  const uint32_t ap = c->app->async_prod.v.load(std::memory_order_relaxed);
+  c->app->async[ap & (kAsyncSlots - 1)] = {event_type, handle};
+  c->app->async_prod.v.store(ap + 1, std::memory_order_release);
+  const uint64_t one = 1;
+  if (write(c->async_fd, &one, sizeof(one)) < 0) perror("eventfd");
 }
 
 // The daemon address of [addr, addr + len) of an MR with @p key, or nullptr.
@@ -178,6 +196,37 @@ uint8_t WcOpcode(uint32_t op) {
   }
 }
 
+// Takes @p srq's next receive the doorbells announced, as the daemon does.
+bool TakeSrqRecv(Client* c, uint32_t handle, RqEntry* out) {
+  auto it = c->srqs.find(handle);
+  if (it == c->srqs.end()) return false;
+  FSrq& s = it->second;
+  if (s.seen == s.cons) return false;
+  const RqEntry* ring =
+      reinterpret_cast<RqEntry*>(reinterpret_cast<char*>(s.seg) + kSrqEntriesOffset);
+  *out = ring[s.cons & (s.depth - 1)];
+  s.cons++;
+  s.seg->cons.v.store(s.cons, std::memory_order_release);
+  if (s.limit != 0 && s.seen - s.cons < s.limit) {
+    s.limit = 0;  // fires once, as verbs: the application arms it again
+    PushAsync(c, IBV_EVENT_SRQ_LIMIT_REACHED, handle);
+  }
+  return true;
+}
+
+// Takes @p q's next posted receive, from its SRQ if it has one.
+bool TakeRecv(Client* c, FQp* q, RqEntry* out) {
+  if (q->srq != 0) return TakeSrqRecv(c, q->srq, out);
+  if (q->seg->rq_prod.v.load(std::memory_order_acquire) == q->rq_cons) return false;
+  const RqEntry* rq =
+      reinterpret_cast<RqEntry*>(reinterpret_cast<char*>(q->seg) + RqOffset(q->sq_depth));
+  *out = rq[q->rq_cons & (q->rq_depth - 1)];
+  q->rq_cons++;
+  q->seg->rq_cons.v.store(q->rq_cons, std::memory_order_release);
+  q->seg->rq_retired.v.store(q->rq_cons, std::memory_order_release);
+  return true;
+}
+
 // Executes one send entry of @p q (loopback to its dest QP); the WC status.
 uint8_t Execute(Client* c, FQp& q, const SqEntry& e, uint32_t* byte_len) {
   if (q.status == QpStatus::kError) return IBV_WC_WR_FLUSH_ERR;
@@ -199,12 +248,8 @@ uint8_t Execute(Client* c, FQp& q, const SqEntry& e, uint32_t* byte_len) {
     case IBV_WR_SEND_WITH_IMM: {
       if (!Gather(c, e, &data)) return IBV_WC_LOC_PROT_ERR;
       if (peer == nullptr) return IBV_WC_RETRY_EXC_ERR;
-      const uint32_t rprod = peer->seg->rq_prod.v.load(std::memory_order_acquire);
-      if (rprod == peer->rq_cons) return IBV_WC_RNR_RETRY_EXC_ERR;
-      RqEntry* rq =
-          reinterpret_cast<RqEntry*>(reinterpret_cast<char*>(peer->seg) + RqOffset(peer->sq_depth));
-      const RqEntry r = rq[peer->rq_cons & (peer->rq_depth - 1)];
-      peer->rq_cons++;
+      RqEntry r;
+      if (!TakeRecv(c, peer, &r)) return IBV_WC_RNR_RETRY_EXC_ERR;
       size_t off = 0;
       for (uint32_t i = 0; i < r.num_sge && off < data.size(); i++) {
         const size_t n = std::min<size_t>(r.sge[i].length, data.size() - off);
@@ -223,8 +268,6 @@ uint8_t Execute(Client* c, FQp& q, const SqEntry& e, uint32_t* byte_len) {
         w.wc_flags = IBV_WC_WITH_IMM;
         w.imm_data = e.imm_data;
       }
-      peer->seg->rq_cons.v.store(peer->rq_cons, std::memory_order_release);
-      peer->seg->rq_retired.v.store(peer->rq_cons, std::memory_order_release);
       PushCqe(c, peer->recv_cq, w, (e.send_flags & IBV_SEND_SOLICITED) != 0);
       *byte_len = static_cast<uint32_t>(data.size());
       return IBV_WC_SUCCESS;
@@ -297,6 +340,11 @@ void DrainSq(Client* c, FQp& q) {
   }
 }
 
+void DrainSrqDoorbell(FSrq& s) {
+  s.seg->doorbell.v.store(0, std::memory_order_seq_cst);
+  s.seen = s.seg->prod.v.load(std::memory_order_seq_cst);
+}
+
 void Executor() {
   for (;;) {
     {
@@ -309,6 +357,11 @@ void Executor() {
           const Doorbell d = c->app->doorbells[c->db_cons & (kDoorbellSlots - 1)];
           c->db_cons++;
           c->app->db_cons.v.store(c->db_cons, std::memory_order_release);
+          if (d.kind == static_cast<uint32_t>(DoorbellKind::kSrq)) {
+            auto s = c->srqs.find(d.handle);
+            if (s != c->srqs.end()) DrainSrqDoorbell(s->second);
+            continue;
+          }
           auto it = c->qps.find(d.handle);
           if (it == c->qps.end()) continue;
           if (d.kind == static_cast<uint32_t>(DoorbellKind::kSq)) {
@@ -373,6 +426,7 @@ bool Serve(Client* c) {
       r.max_qp_rd_atom = 16;
       r.max_comp_channels = 64;
       r.link_speed_mbps = 100000;
+      r.max_srq = 32;
       void* map = nullptr;
       const int seg = NewSegment(kAppSegmentBytes, &map);
       c->app = static_cast<AppSegment*>(map);
@@ -501,13 +555,14 @@ bool Serve(Client* c) {
     case Op::kCreateQp: {
       CreateQpReq q;
       if (!Body(buf, n, &q) || c->pds.count(q.pd) == 0 || c->cqs.count(q.send_cq) == 0 ||
-          c->cqs.count(q.recv_cq) == 0) {
+          c->cqs.count(q.recv_cq) == 0 || (q.srq != 0 && c->srqs.count(q.srq) == 0)) {
         Reply(c, h, EINVAL, nullptr, 0);
         break;
       }
       FQp qp{};
+      qp.srq = q.srq;
       qp.sq_depth = RingDepth(q.max_send_wr);
-      qp.rq_depth = RingDepth(q.max_recv_wr);
+      qp.rq_depth = q.srq != 0 ? 1 : RingDepth(q.max_recv_wr);
       qp.send_cq = q.send_cq;
       qp.recv_cq = q.recv_cq;
       qp.sig_all = q.sq_sig_all != 0;
@@ -525,9 +580,9 @@ bool Serve(Client* c) {
       r.sq_depth = qp.sq_depth;
       r.rq_depth = qp.rq_depth;
       r.max_send_wr = q.max_send_wr;
-      r.max_recv_wr = q.max_recv_wr;
+      r.max_recv_wr = q.srq != 0 ? 0 : q.max_recv_wr;
       r.max_send_sge = q.max_send_sge;
-      r.max_recv_sge = q.max_recv_sge;
+      r.max_recv_sge = q.srq != 0 ? 0 : q.max_recv_sge;
       r.max_inline = q.max_inline < 64 ? 64 : q.max_inline;  // grants more than asked
       r.segment_bytes = bytes;
       Reply(c, h, 0, &r, sizeof(r), &fd, 1);
@@ -580,11 +635,7 @@ bool Serve(Client* c) {
       it->second.status = QpStatus::kError;
       it->second.seg->status.v.store(static_cast<uint32_t>(QpStatus::kError));
       // An async event, as a real daemon reports a QP it failed.
-      const uint32_t ap = c->app->async_prod.v.load(std::memory_order_relaxed);
-      c->app->async[ap & (kAsyncSlots - 1)] = {IBV_EVENT_QP_LAST_WQE_REACHED, hm.handle};
-      c->app->async_prod.v.store(ap + 1, std::memory_order_release);
-      const uint64_t one = 1;
-      if (write(c->async_fd, &one, sizeof(one)) < 0) perror("eventfd");
+      PushAsync(c, IBV_EVENT_QP_LAST_WQE_REACHED, hm.handle);
       Reply(c, h, 0, nullptr, 0);
       break;
     }
@@ -597,6 +648,67 @@ bool Serve(Client* c) {
       munmap(it->second.seg, QpSegmentBytes(it->second.sq_depth, it->second.rq_depth));
       c->qps.erase(it);
       Reply(c, h, 0, nullptr, 0);
+      break;
+    }
+    case Op::kCreateSrq: {
+      CreateSrqReq q;
+      if (!Body(buf, n, &q) || c->pds.count(q.pd) == 0 || q.max_wr == 0 ||
+          q.max_wr > kMaxRingDepth || q.max_sge == 0 || q.max_sge > kMaxSge) {
+        Reply(c, h, EINVAL, nullptr, 0);
+        break;
+      }
+      FSrq s{};
+      s.depth = RingDepth(q.max_wr);
+      s.max_sge = q.max_sge;
+      s.limit = q.srq_limit;
+      void* map = nullptr;
+      const int fd = NewSegment(SrqSegmentBytes(s.depth), &map);
+      s.seg = static_cast<SrqSegment*>(map);
+      const uint32_t handle = c->next_handle++;
+      c->srqs[handle] = s;
+      // Grants the whole ring, more than asked unless max_wr is a power of two.
+      CreateSrqRep r{handle, s.depth, s.depth, s.max_sge, SrqSegmentBytes(s.depth)};
+      Reply(c, h, 0, &r, sizeof(r), &fd, 1);
+      close(fd);
+      break;
+    }
+    case Op::kDestroySrq: {
+      auto it = Body(buf, n, &hm) ? c->srqs.find(hm.handle) : c->srqs.end();
+      if (it == c->srqs.end()) {
+        Reply(c, h, EINVAL, nullptr, 0);
+        break;
+      }
+      bool busy = false;
+      for (auto& [qh, qp] : c->qps) busy |= qp.srq == hm.handle;
+      if (busy) {
+        Reply(c, h, EBUSY, nullptr, 0);
+        break;
+      }
+      munmap(it->second.seg, SrqSegmentBytes(it->second.depth));
+      c->srqs.erase(it);
+      Reply(c, h, 0, nullptr, 0);
+      break;
+    }
+    case Op::kModifySrq: {
+      ModifySrqReq q;
+      auto it = Body(buf, n, &q) ? c->srqs.find(q.srq) : c->srqs.end();
+      if (it == c->srqs.end()) {
+        Reply(c, h, EINVAL, nullptr, 0);
+        break;
+      }
+      it->second.limit = q.srq_limit;  // unchecked: the shim's check is under test
+      Reply(c, h, 0, nullptr, 0);
+      break;
+    }
+    case Op::kQuerySrq: {
+      auto it = Body(buf, n, &hm) ? c->srqs.find(hm.handle) : c->srqs.end();
+      if (it == c->srqs.end()) {
+        Reply(c, h, EINVAL, nullptr, 0);
+        break;
+      }
+      const FSrq& s = it->second;
+      QuerySrqRep r{s.depth, s.max_sge, s.limit, s.seen - s.cons};
+      Reply(c, h, 0, &r, sizeof(r));
       break;
     }
     default: CloseFds(fds, nfds); Reply(c, h, EOPNOTSUPP, nullptr, 0);

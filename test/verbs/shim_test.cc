@@ -71,22 +71,25 @@ class ShimTest : public ::testing::Test {
   static inline int counter_ = 0;
 };
 
-// Two connected RC QPs of one context (the fake daemon loops them back).
+// Two connected RC QPs of one context (the fake daemon loops them back); b
+// may receive through an SRQ.
 struct Pair {
   ibv_context* ctx = nullptr;
   ibv_pd* pd = nullptr;
   ibv_comp_channel* ch = nullptr;
   ibv_cq* cq = nullptr;
+  ibv_srq* srq = nullptr;
   ibv_qp* a = nullptr;
   ibv_qp* b = nullptr;
   std::vector<char> src = std::vector<char>(kBuf), dst = std::vector<char>(kBuf);
   ibv_mr* src_mr = nullptr;
   ibv_mr* dst_mr = nullptr;
 
-  ibv_qp* NewQp(uint32_t send_wr, bool ex = false) {
+  ibv_qp* NewQp(uint32_t send_wr, bool ex = false, ibv_srq* on = nullptr) {
     ibv_qp_init_attr_ex init{};
     init.send_cq = cq;
     init.recv_cq = cq;
+    init.srq = on;
     init.cap.max_send_wr = send_wr;
     init.cap.max_recv_wr = 16;
     init.cap.max_send_sge = 2;
@@ -146,18 +149,26 @@ struct Pair {
                              IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
   }
 
-  bool Setup(ibv_context* c, uint32_t send_wr = 64, bool ex = false) {
+  // With @p srq_wr, b receives through an SRQ of that max_wr (2 SGEs).
+  bool Setup(ibv_context* c, uint32_t send_wr = 64, bool ex = false, uint32_t srq_wr = 0) {
     ctx = c;
     pd = ibv_alloc_pd(ctx);
     ch = ibv_create_comp_channel(ctx);
     cq = ibv_create_cq(ctx, 256, this, ch, 0);
     if (pd == nullptr || ch == nullptr || cq == nullptr) return false;
+    if (srq_wr != 0) {
+      ibv_srq_init_attr si{};
+      si.attr.max_wr = srq_wr;
+      si.attr.max_sge = 2;
+      srq = ibv_create_srq(pd, &si);
+      if (srq == nullptr) return false;
+    }
     for (size_t i = 0; i < kBuf; i++) src[i] = static_cast<char>(i * 7 + 3);
     src_mr = ibv_reg_mr(pd, src.data(), kBuf, IBV_ACCESS_LOCAL_WRITE);
     dst_mr = ibv_reg_mr(pd, dst.data(), kBuf,
                         IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
     a = NewQp(send_wr, ex);
-    b = NewQp(send_wr, ex);
+    b = NewQp(send_wr, ex, srq);
     if (src_mr == nullptr || dst_mr == nullptr || a == nullptr || b == nullptr) return false;
     return ToInit(a) == 0 && ToInit(b) == 0 && ToRtr(a, b->qp_num) == 0 &&
            ToRtr(b, a->qp_num) == 0 && ToRts(a) == 0 && ToRts(b) == 0;
@@ -169,6 +180,9 @@ struct Pair {
     }
     if (b != nullptr) {
       EXPECT_EQ(ibv_destroy_qp(b), 0);
+    }
+    if (srq != nullptr) {
+      EXPECT_EQ(ibv_destroy_srq(srq), 0);
     }
     if (src_mr != nullptr) {
       EXPECT_EQ(ibv_dereg_mr(src_mr), 0);
@@ -199,6 +213,39 @@ struct Pair {
     wr.wr.rdma.remote_addr = reinterpret_cast<uintptr_t>(dst.data());
     wr.wr.rdma.rkey = dst_mr->rkey;
     return wr;
+  }
+
+  // A SEND of src[off, off + len) on a.
+  ibv_send_wr Send(uint64_t id, uint32_t off, uint32_t len, ibv_sge* sge) {
+    *sge = {reinterpret_cast<uintptr_t>(src.data()) + off, len, src_mr->lkey};
+    ibv_send_wr wr{};
+    wr.wr_id = id;
+    wr.sg_list = sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_SEND;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    return wr;
+  }
+
+  // A receive into dst[off, off + len).
+  ibv_recv_wr Recv(uint64_t id, uint32_t off, uint32_t len, ibv_sge* sge) {
+    *sge = {reinterpret_cast<uintptr_t>(dst.data()) + off, len, dst_mr->lkey};
+    ibv_recv_wr wr{};
+    wr.wr_id = id;
+    wr.sg_list = sge;
+    wr.num_sge = 1;
+    return wr;
+  }
+
+  // Polls until a completion of @p opcode, skipping others (5 s at most).
+  bool PollFor(ibv_wc_opcode opcode, ibv_wc* wc) {
+    for (int i = 0; i < 500000; i++) {
+      const int n = ibv_poll_cq(cq, 1, wc);
+      if (n < 0) return false;
+      if (n == 1 && wc->opcode == opcode) return true;
+      if (n == 0) usleep(10);
+    }
+    return false;
   }
 
   // Polls until one completion (5 s at most).
@@ -236,7 +283,11 @@ TEST_F(ShimTest, DeviceAndQueries) {
   EXPECT_EQ(d.max_qp_rd_atom, 16);
   EXPECT_EQ(d.phys_port_cnt, 1);
   EXPECT_EQ(d.atomic_cap, IBV_ATOMIC_HCA);
-  EXPECT_EQ(d.max_srq, 0);
+  EXPECT_EQ(d.max_srq, 32);  // the fake daemon's max_srq
+  EXPECT_EQ(d.max_srq_wr, d.max_qp_wr);
+  EXPECT_EQ(d.max_srq_wr, 4096);
+  EXPECT_EQ(d.max_srq_sge, d.max_sge);
+  EXPECT_EQ(d.max_srq_sge, 16);
   ibv_device_attr_ex dx;
   ASSERT_EQ(ibv_query_device_ex(ctx, nullptr, &dx), 0);
   EXPECT_EQ(dx.orig_attr.node_guid, d.node_guid);
@@ -486,13 +537,7 @@ TEST_F(ShimTest, ErrorCases) {
   p.dst_mr = ibv_reg_mr_iova2(p.pd, p.dst.data(), kBuf, reinterpret_cast<uintptr_t>(p.dst.data()),
                               IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
   ASSERT_NE(p.dst_mr, nullptr);
-  // SRQ and non-RC QPs are not there yet.
-  ibv_srq_init_attr si{};
-  si.attr.max_wr = 4;
-  si.attr.max_sge = 1;
-  errno = 0;
-  EXPECT_EQ(ibv_create_srq(p.pd, &si), nullptr);
-  EXPECT_EQ(errno, EOPNOTSUPP);
+  // Non-RC QPs are not there.
   ibv_qp_init_attr ud{};
   ud.send_cq = ud.recv_cq = p.cq;
   ud.cap.max_send_wr = ud.cap.max_recv_wr = 1;
@@ -576,9 +621,240 @@ TEST_F(ShimTest, ErrorCases) {
   p.Teardown();
 }
 
+TEST_F(ShimTest, SrqAttributes) {
+  ibv_context* ctx = Open();
+  ASSERT_NE(ctx, nullptr);
+  ibv_pd* pd = ibv_alloc_pd(ctx);
+  ASSERT_NE(pd, nullptr);
+  int tag = 0;
+  ibv_srq_init_attr si{};
+  si.srq_context = &tag;
+  si.attr.max_wr = 5;
+  si.attr.max_sge = 2;
+  si.attr.srq_limit = 3;  // irrelevant to ibv_create_srq: not armed
+  ibv_srq* srq = ibv_create_srq(pd, &si);
+  ASSERT_NE(srq, nullptr);
+  EXPECT_EQ(si.attr.max_wr, 8u);  // granted: the fake daemon gives its whole ring
+  EXPECT_EQ(si.attr.max_sge, 2u);
+  EXPECT_EQ(srq->context, ctx);
+  EXPECT_EQ(srq->pd, pd);
+  EXPECT_EQ(srq->srq_context, &tag);
+  EXPECT_NE(srq->handle, 0u);
+  EXPECT_EQ(srq->events_completed, 0u);
+  ibv_srq_attr qa{};
+  ASSERT_EQ(ibv_query_srq(srq, &qa), 0);
+  EXPECT_EQ(qa.max_wr, 8u);
+  EXPECT_EQ(qa.max_sge, 2u);
+  EXPECT_EQ(qa.srq_limit, 0u);
+
+  ibv_srq_attr ma{};
+  ma.srq_limit = 3;
+  ASSERT_EQ(ibv_modify_srq(srq, &ma, IBV_SRQ_LIMIT), 0);
+  ASSERT_EQ(ibv_query_srq(srq, &qa), 0);
+  EXPECT_EQ(qa.srq_limit, 3u);
+  ma.srq_limit = 8;  // max_wr itself is a limit
+  ASSERT_EQ(ibv_modify_srq(srq, &ma, IBV_SRQ_LIMIT), 0);
+  ma.srq_limit = 9;
+  EXPECT_EQ(ibv_modify_srq(srq, &ma, IBV_SRQ_LIMIT), EINVAL);
+  ma.max_wr = 16;  // resizing
+  ma.srq_limit = 1;
+  EXPECT_EQ(ibv_modify_srq(srq, &ma, IBV_SRQ_MAX_WR), EOPNOTSUPP);
+  EXPECT_EQ(ibv_modify_srq(srq, &ma, IBV_SRQ_MAX_WR | IBV_SRQ_LIMIT), EOPNOTSUPP);
+  EXPECT_EQ(ibv_modify_srq(srq, &ma, IBV_SRQ_LIMIT | (1 << 2)), EINVAL);
+  // None of the refused ones reached the daemon.
+  ASSERT_EQ(ibv_query_srq(srq, &qa), 0);
+  EXPECT_EQ(qa.max_wr, 8u);
+  EXPECT_EQ(qa.srq_limit, 8u);
+  EXPECT_EQ(ibv_destroy_srq(srq), 0);
+  EXPECT_EQ(ibv_dealloc_pd(pd), 0);
+  EXPECT_EQ(ibv_close_device(ctx), 0);
+}
+
+TEST_F(ShimTest, SrqBadAttributes) {
+  ibv_context* ctx = Open();
+  ASSERT_NE(ctx, nullptr);
+  ibv_pd* pd = ibv_alloc_pd(ctx);
+  ibv_cq* cq = ibv_create_cq(ctx, 16, nullptr, nullptr, 0);
+  ASSERT_NE(cq, nullptr);
+  // The fake daemon's max_qp_wr is 4096, max_sge 16.
+  const ibv_srq_attr bad[] = {{0, 1, 0}, {4097, 1, 0}, {4, 0, 0}, {4, 17, 0}};
+  for (const ibv_srq_attr& a : bad) {
+    ibv_srq_init_attr si{};
+    si.attr = a;
+    errno = 0;
+    EXPECT_EQ(ibv_create_srq(pd, &si), nullptr) << a.max_wr << " WRs, " << a.max_sge << " SGEs";
+    EXPECT_EQ(errno, EINVAL);
+  }
+  ibv_srq_init_attr si{};
+  si.attr = {4096, 16, 0};
+  ibv_srq* srq = ibv_create_srq(pd, &si);
+  ASSERT_NE(srq, nullptr);
+
+  // A QP on an SRQ of another context, with the same handle there: only the
+  // shim can tell them apart.
+  ibv_context* other = Open();
+  ASSERT_NE(other, nullptr);
+  ibv_pd* other_pd = ibv_alloc_pd(other);
+  ibv_cq* other_cq = ibv_create_cq(other, 16, nullptr, nullptr, 0);
+  ibv_srq* other_srq = ibv_create_srq(other_pd, &si);
+  ASSERT_NE(other_srq, nullptr);
+  ASSERT_EQ(other_srq->handle, srq->handle);
+  ibv_qp_init_attr qi{};
+  qi.send_cq = qi.recv_cq = cq;
+  qi.cap.max_send_wr = 1;
+  qi.cap.max_recv_wr = 16;
+  qi.cap.max_recv_sge = 2;
+  qi.qp_type = IBV_QPT_RC;
+  qi.srq = other_srq;
+  errno = 0;
+  EXPECT_EQ(ibv_create_qp(pd, &qi), nullptr);
+  EXPECT_EQ(errno, EINVAL);
+  // On its own context's SRQ: the QP's receive caps are written back as none.
+  qi.srq = srq;
+  ibv_qp* qp = ibv_create_qp(pd, &qi);
+  ASSERT_NE(qp, nullptr);
+  EXPECT_EQ(qi.cap.max_recv_wr, 0u);
+  EXPECT_EQ(qi.cap.max_recv_sge, 0u);
+  EXPECT_EQ(ibv_destroy_qp(qp), 0);
+  EXPECT_EQ(ibv_destroy_srq(other_srq), 0);
+  EXPECT_EQ(ibv_destroy_cq(other_cq), 0);
+  EXPECT_EQ(ibv_dealloc_pd(other_pd), 0);
+  EXPECT_EQ(ibv_close_device(other), 0);
+  EXPECT_EQ(ibv_destroy_srq(srq), 0);
+  EXPECT_EQ(ibv_destroy_cq(cq), 0);
+  EXPECT_EQ(ibv_dealloc_pd(pd), 0);
+  EXPECT_EQ(ibv_close_device(ctx), 0);
+}
+
+TEST_F(ShimTest, SrqReceives) {
+  Pair p;
+  ASSERT_TRUE(p.Setup(Open(), 64, false, 4));
+  EXPECT_EQ(p.b->srq, p.srq);
+  ibv_qp_attr qa;
+  ibv_qp_init_attr qi;
+  ASSERT_EQ(ibv_query_qp(p.b, &qa, IBV_QP_CAP, &qi), 0);
+  EXPECT_EQ(qi.srq, p.srq);
+  EXPECT_EQ(qi.cap.max_recv_wr, 0u);
+  EXPECT_EQ(qa.cap.max_recv_wr, 0u);
+  EXPECT_EQ(qa.cap.max_recv_sge, 0u);
+  ASSERT_EQ(ibv_query_qp(p.a, &qa, IBV_QP_CAP, &qi), 0);
+  EXPECT_EQ(qi.srq, nullptr);
+  EXPECT_EQ(qa.cap.max_recv_wr, 16u);
+
+  // A QP on an SRQ has no receive queue of its own.
+  constexpr uint32_t kLen = 256;
+  ibv_sge sge[8];
+  ibv_recv_wr w[8];
+  for (int i = 0; i < 8; i++) w[i] = p.Recv(100 + i, i * kLen, kLen, &sge[i]);
+  ibv_recv_wr* bad = nullptr;
+  EXPECT_EQ(ibv_post_recv(p.b, &w[0], &bad), EINVAL);
+  EXPECT_EQ(bad, &w[0]);
+  ibv_recv_wr no_sge{};  // not refused for its SGEs
+  bad = nullptr;
+  EXPECT_EQ(ibv_post_recv(p.b, &no_sge, &bad), EINVAL);
+  EXPECT_EQ(bad, &no_sge);
+  // More SGEs than the SRQ's max_sge (2).
+  ibv_sge three[3] = {sge[0], sge[0], sge[0]};
+  ibv_recv_wr wide = w[0];
+  wide.sg_list = three;
+  wide.num_sge = 3;
+  bad = nullptr;
+  EXPECT_EQ(ibv_post_srq_recv(p.srq, &wide, &bad), EINVAL);
+  EXPECT_EQ(bad, &wide);
+
+  // The ring holds 4: a chain of 5 posts 4 and stops at the 5th.
+  for (int i = 0; i < 4; i++) w[i].next = &w[i + 1];
+  bad = nullptr;
+  EXPECT_EQ(ibv_post_srq_recv(p.srq, &w[0], &bad), ENOMEM);
+  EXPECT_EQ(bad, &w[4]);
+  w[4].next = nullptr;
+  EXPECT_EQ(ibv_post_srq_recv(p.srq, &w[4], &bad), ENOMEM);
+
+  // Two SENDs to b take the first two receives, in order, with their wr_id.
+  ibv_sge ssge[2];
+  ibv_send_wr s0 = p.Send(1, 1000, 100, &ssge[0]);
+  ibv_send_wr s1 = p.Send(2, 2000, 200, &ssge[1]);
+  s0.next = &s1;
+  ibv_send_wr* sbad = nullptr;
+  ASSERT_EQ(ibv_post_send(p.a, &s0, &sbad), 0);
+  for (int k = 0; k < 2; k++) {
+    ibv_wc wc;
+    ASSERT_TRUE(p.PollFor(IBV_WC_RECV, &wc));
+    EXPECT_EQ(wc.status, IBV_WC_SUCCESS) << ibv_wc_status_str(wc.status);
+    EXPECT_EQ(wc.wr_id, 100u + k);
+    EXPECT_EQ(wc.qp_num, p.b->qp_num);
+    EXPECT_EQ(wc.byte_len, 100u * (k + 1));
+    EXPECT_EQ(memcmp(p.dst.data() + k * kLen, p.src.data() + 1000 * (k + 1), 100 * (k + 1)), 0);
+  }
+  // Their slots are free again: two more fit, not three.
+  w[4].next = &w[5];
+  w[5].next = &w[6];
+  bad = nullptr;
+  EXPECT_EQ(ibv_post_srq_recv(p.srq, &w[4], &bad), ENOMEM);
+  EXPECT_EQ(bad, &w[6]);
+
+  // The SRQ outlives the QPs that use it.
+  EXPECT_EQ(ibv_destroy_srq(p.srq), EBUSY);
+  EXPECT_EQ(ibv_destroy_qp(p.b), 0);
+  p.b = nullptr;
+  EXPECT_EQ(ibv_destroy_srq(p.srq), 0);
+  p.srq = nullptr;
+  p.Teardown();
+}
+
+TEST_F(ShimTest, SrqLimitEvent) {
+  Pair p;
+  ASSERT_TRUE(p.Setup(Open(), 64, false, 4));
+  fcntl(p.ctx->async_fd, F_SETFL, fcntl(p.ctx->async_fd, F_GETFL) | O_NONBLOCK);
+  ibv_sge sge[5];
+  ibv_recv_wr w[5];
+  for (int i = 0; i < 5; i++) w[i] = p.Recv(i, i * 64, 64, &sge[i]);
+  for (int i = 0; i < 3; i++) w[i].next = &w[i + 1];
+  ibv_recv_wr* bad = nullptr;
+  ASSERT_EQ(ibv_post_srq_recv(p.srq, &w[0], &bad), 0);
+  ibv_srq_attr sa{};
+  sa.srq_limit = 4;
+  ASSERT_EQ(ibv_modify_srq(p.srq, &sa, IBV_SRQ_LIMIT), 0);
+  ibv_async_event ev;
+  errno = 0;
+  EXPECT_EQ(ibv_get_async_event(p.ctx, &ev), -1);  // 4 held: not below the limit
+  EXPECT_EQ(errno, EAGAIN);
+
+  // One SEND leaves 3: the fake daemon raises the event before the completion.
+  ibv_sge ssge;
+  ibv_send_wr s = p.Send(9, 0, 16, &ssge);
+  ibv_send_wr* sbad = nullptr;
+  ASSERT_EQ(ibv_post_send(p.a, &s, &sbad), 0);
+  ibv_wc wc;
+  ASSERT_TRUE(p.PollFor(IBV_WC_RECV, &wc));
+  ASSERT_EQ(ibv_get_async_event(p.ctx, &ev), 0);
+  EXPECT_EQ(ev.event_type, IBV_EVENT_SRQ_LIMIT_REACHED);
+  EXPECT_EQ(ev.element.srq, p.srq);
+  ibv_ack_async_event(&ev);
+  EXPECT_EQ(p.srq->events_completed, 1u);
+  ASSERT_EQ(ibv_query_srq(p.srq, &sa), 0);
+  EXPECT_EQ(sa.srq_limit, 0u);  // fired: disarmed
+
+  // An event for an SRQ destroyed since is dropped.
+  w[3].next = nullptr;
+  ASSERT_EQ(ibv_post_srq_recv(p.srq, &w[4], &bad), 0);
+  sa.srq_limit = 4;
+  ASSERT_EQ(ibv_modify_srq(p.srq, &sa, IBV_SRQ_LIMIT), 0);
+  ASSERT_EQ(ibv_post_send(p.a, &s, &sbad), 0);
+  ASSERT_TRUE(p.PollFor(IBV_WC_RECV, &wc));
+  EXPECT_EQ(ibv_destroy_qp(p.b), 0);
+  p.b = nullptr;
+  EXPECT_EQ(ibv_destroy_srq(p.srq), 0);
+  p.srq = nullptr;
+  errno = 0;
+  EXPECT_EQ(ibv_get_async_event(p.ctx, &ev), -1);
+  EXPECT_EQ(errno, EAGAIN);
+  p.Teardown();
+}
+
 TEST_F(ShimTest, DaemonDeath) {
   Pair p;
-  ASSERT_TRUE(p.Setup(Open()));
+  ASSERT_TRUE(p.Setup(Open(), 64, false, 4));
   KillDaemon();
   ibv_wc wc;
   int r = 0;
@@ -592,6 +868,11 @@ TEST_F(ShimTest, DaemonDeath) {
   ibv_send_wr wr = p.Write(1, 8, &sge);
   ibv_send_wr* bad;
   EXPECT_EQ(ibv_post_send(p.a, &wr, &bad), EIO);
+  ibv_sge rsge;
+  ibv_recv_wr rwr = p.Recv(1, 0, 8, &rsge);
+  ibv_recv_wr* rbad = nullptr;
+  EXPECT_EQ(ibv_post_srq_recv(p.srq, &rwr, &rbad), EIO);
+  EXPECT_EQ(rbad, &rwr);
   ibv_cq* ev_cq;
   void* ev_ctx;
   EXPECT_EQ(ibv_get_cq_event(p.ch, &ev_cq, &ev_ctx), -1);
