@@ -258,8 +258,9 @@ const std::vector<Key>& Keys() {
           std::numeric_limits<uint32_t>::max(), kCount,
           "idle polls after which a shard yields its CPU; 0: busy poll"),
       Num("dataplane", "idle_sleep_us", FIELD(idle_sleep_ns), 0, 10'000'000, kUs,
-          "an idle shard sleeps this long (bounded by its next timer); 0: busy poll, for "
-          "dedicated cores"),
+          "0: busy poll, for dedicated cores; else an idle shard sleeps, until its port has "
+          "packets or an application rings (kernel UDP), or this long at a time (DPDK ports, and "
+          "while a CQ ring is full)"),
       Num("dataplane", "pace", FIELD(pace_bytes_per_sec), 0, 1'000'000'000'000, kRate,
           "each shard's transmit rate, K/M/G = 10^3/10^6/10^9; 0: unpaced"),
       // [engine]

@@ -49,10 +49,10 @@ struct DaemonConfig {
   std::vector<int> cpus;                  ///< cpus=: pin shard i to cpus[i] (list "2,3")
   uint32_t yield_after_idle_polls = 0;    ///< yield_after_idle_polls=
   /**
-   * idle_sleep_us=: an idle shard (no packet, doorbell or request for a
-   * while) sleeps this long, bounded by the engine's next deadline; 0: busy
-   * poll (dedicated cores). The default suits a host whose cores the
-   * applications spin on too (the built-in kernel-UDP setup).
+   * idle_sleep_us=: 0 busy-polls (dedicated cores). Otherwise an idle shard
+   * sleeps until the engine's next deadline, woken by its port's descriptor
+   * and by applications' kicks where the port has one (kernel UDP), else
+   * napping this long at a time (DPDK ports, and while a CQ ring is full).
    */
   uint64_t idle_sleep_ns = 20'000;
   uint64_t pace_bytes_per_sec = 0;  ///< pace=: bytes/s, K/M/G suffixes; 0: unpaced

@@ -70,9 +70,12 @@ absl::Status Server::Listen() {
   const std::string& path = cfg_.socket_path;
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
-  if (path.empty() || path.size() >= sizeof(addr.sun_path)) {
+  // Bound as PATH.new and renamed once it listens: a client that sees the
+  // path can connect at once (bind creates the file before listen).
+  const std::string tmp = path + ".new";
+  if (path.empty() || tmp.size() >= sizeof(addr.sun_path)) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "metaroced: daemon.socket '", path, "' must be 1..", sizeof(addr.sun_path) - 1, " bytes"));
+        "metaroced: daemon.socket '", path, "' must be 1..", sizeof(addr.sun_path) - 5, " bytes"));
   }
   std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
   if (absl::Status s = MakeParentDir(path); !s.ok()) return s;
@@ -88,9 +91,13 @@ absl::Status Server::Listen() {
     }
   }
   unlink(path.c_str());
+  unlink(tmp.c_str());
+  std::memcpy(addr.sun_path, tmp.c_str(), tmp.size() + 1);
   listen_fd_ = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (listen_fd_ < 0 || bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      chmod(path.c_str(), cfg_.socket_mode) != 0 || listen(listen_fd_, 64) != 0) {
+      chmod(tmp.c_str(), cfg_.socket_mode) != 0 || listen(listen_fd_, 64) != 0 ||
+      rename(tmp.c_str(), path.c_str()) != 0) {
+    unlink(tmp.c_str());
     return absl::PermissionDeniedError(
         absl::StrCat("metaroced: cannot listen on ", path, ": ", strerror(errno)));
   }
@@ -260,7 +267,7 @@ void Server::Handle(App* app) {
           rep.max_srq = cfg_.limits.max_srqs;
           reply.resize(sizeof(rep));
           std::memcpy(reply.data(), &rep, sizeof(rep));
-          reply_fds = {app->seg->fd(), app->async_efd};
+          reply_fds = {app->seg->fd(), app->async_efd, sh->kick_fd()};
         }
       }
     }

@@ -298,7 +298,14 @@ struct App {
  */
 class ShardService {
  public:
-  ShardService(const DaemonConfig& cfg, uint16_t index) : cfg_(cfg), index_(index) {}
+  ShardService(const DaemonConfig& cfg, uint16_t index);
+  ~ShardService();
+  ShardService(const ShardService&) = delete;
+  ShardService& operator=(const ShardService&) = delete;
+  /** The eventfd that wakes the shard while it sleeps (AppSegment::shard_asleep). */
+  int kick_fd() const { return kick_fd_; }
+  /** Wakes the shard if it sleeps. Any thread. */
+  void Kick();
   DaemonMemory* memory() { return &mem_; }
   void set_shard(runtime::Shard* s) { shard_ = s; }
 
@@ -326,6 +333,12 @@ class ShardService {
   uint32_t PollApp(App* app);
   /** Sleeps when nothing happened for a while (dataplane.idle_sleep_us). */
   void MaybeSleep(bool did_work);
+  /**
+   * Sleeps until packets arrive on @p rx_fd, an application kicks, or
+   * @p timeout_ns passes, unless a doorbell or handed-over work came in
+   * after the applications were told that the shard sleeps.
+   */
+  void WaitForEvents(int rx_fd, transport::TimeNs timeout_ns);
   void DrainSq(App* app, QpObj* qp);
   void DrainRq(App* app, QpObj* qp);
   // srq.cc
@@ -369,6 +382,7 @@ class ShardService {
   uint64_t last_busy_iterations_ = 0;  ///< the shard's iterations that moved packets, last seen
   uint32_t idle_iterations_ = 0;
   bool slack_set_ = false;
+  int kick_fd_ = -1;
 
   std::mutex mu_;
   std::condition_variable cv_;

@@ -161,6 +161,7 @@ int Main(int argc, char** argv) {
   }
   server.CloseAll();
   (*rt)->Stop();
+  for (auto& svc : services) svc->Kick();  // a shard waiting for events sees the stop now
   dataplane.join();
   if (!run_status.ok()) return Fail(run_status);
   MR_LOG(NOTICE, "metaroced: stopped");

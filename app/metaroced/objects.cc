@@ -44,11 +44,25 @@ uint16_t PortForQpn(uint16_t base_udp_port, uint32_t qpn) {
   return static_cast<uint16_t>(base_udp_port + (qpn & ((1u << kQpnShardBits) - 1)));
 }
 
+ShardService::ShardService(const DaemonConfig& cfg, uint16_t index)
+    : cfg_(cfg), index_(index), kick_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
+
+ShardService::~ShardService() {
+  if (kick_fd_ >= 0) close(kick_fd_);
+}
+
+void ShardService::Kick() {
+  const uint64_t one = 1;
+  ssize_t n = write(kick_fd_, &one, sizeof(one));
+  (void)n;  // a full counter wakes the shard as well
+}
+
 void ShardService::RunOnShard(const std::function<void()>& fn) {
   std::unique_lock<std::mutex> lock(mu_);
   const uint64_t ticket = ++work_submitted_;
   work_.push_back(fn);
-  has_work_.store(true, std::memory_order_release);
+  has_work_.store(true, std::memory_order_seq_cst);
+  Kick();
   cv_.wait(lock, [&] { return work_done_ >= ticket; });
 }
 

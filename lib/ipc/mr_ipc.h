@@ -30,7 +30,7 @@
 namespace metaroce::ipc {
 
 /** Bumped whenever anything in this header or mr_ipc_ring.h changes layout or meaning. */
-inline constexpr uint32_t kAbiVersion = 3;
+inline constexpr uint32_t kAbiVersion = 4;
 /** Where the daemon listens unless told otherwise (config `socket`, env METAROCE_SOCKET). */
 inline constexpr char kDefaultSocketPath[] = "/run/metaroce/metaroced.sock";
 /** Environment variable that overrides the socket path for applications. */
@@ -38,13 +38,17 @@ inline constexpr char kSocketEnv[] = "METAROCE_SOCKET";
 /** Largest control datagram either side sends. */
 inline constexpr size_t kMaxCtlBytes = 512;
 /** Most descriptors one datagram carries. */
-inline constexpr int kMaxCtlFds = 2;
+inline constexpr int kMaxCtlFds = 3;
 /** Length of the device name (ibv_get_device_name), with its NUL. */
 inline constexpr size_t kDeviceNameBytes = 16;
 
 /** Control operations. */
 enum class Op : uint16_t {
-  kHello = 1,               ///< first message: versions, limits; reply fds: [app segment]
+  /**
+   * First message: versions, limits. Reply fds: [app segment, async-event
+   * eventfd, the shard's kick eventfd (AppSegment::shard_asleep)].
+   */
+  kHello = 1,
   kAllocPd = 2,             ///< -> handle
   kDeallocPd = 3,           ///< handle
   kRegMr = 4,               ///< RegMrReq [+ memfd] -> RegMrRep

@@ -135,6 +135,14 @@ struct AppSegment {
   RingIndex async_cons;  ///< application
   /** Daemon: 1 once it is shutting down (the socket's EOF tells the same when it dies). */
   RingIndex daemon_gone;
+  /**
+   * Daemon: 1 while the application's shard sleeps until something happens.
+   * After publishing a doorbell (seq_cst) the application reads it (seq_cst)
+   * and, if set, writes the kick eventfd; the shard sets it (seq_cst) before
+   * it looks at the doorbell rings a last time and sleeps, so one of the two
+   * always sees the other.
+   */
+  RingIndex shard_asleep;
   Doorbell doorbells[kDoorbellSlots];
   AsyncEntry async[kAsyncSlots];
 };

@@ -29,6 +29,11 @@ class FaultPort final : public Port {
   absl::StatusOr<bool> SteerUdpDstPort(uint16_t udp_port, uint16_t queue) override {
     return inner_->SteerUdpDstPort(udp_port, queue);
   }
+  // Packets the stage holds back or still has to hand out wake no descriptor.
+  int RxEventFd(uint16_t queue) override {
+    const Queue& q = queues_[queue];
+    return q.ready.empty() && q.held.empty() ? inner_->RxEventFd(queue) : -1;
+  }
   FaultStats fault_stats() const;
 
  private:

@@ -102,6 +102,14 @@ class Port {
    * Thread-safe: any thread may release any handle of this port, once.
    */
   virtual void ReleaseRx(void* /*handle*/) {}
+
+  /**
+   * A descriptor that polls readable (POLLIN) when @p queue has packets to
+   * receive, so that an idle caller can sleep until traffic comes; -1 when
+   * the port has none, or holds packets that no descriptor announces (the
+   * caller then polls). Ask again each time before sleeping.
+   */
+  virtual int RxEventFd(uint16_t /*queue*/) { return -1; }
 };
 
 /** Driver arguments: "name:key=value,key=value" as on a command line. */

@@ -140,6 +140,12 @@ class Shard {
    * taken and sent.
    */
   size_t Poll();
+  /**
+   * A descriptor that polls readable when packets for this shard arrive
+   * (Port::RxEventFd), or -1 when the shard must be polled: its port has
+   * none, or other shards hand it packets (software steering).
+   */
+  int RxEventFd();
 
  private:
   friend class Runtime;

@@ -41,6 +41,8 @@ size_t Shard::Poll() {
   return work;
 }
 
+int Shard::RxEventFd() { return rt_->steer_in_software_ ? -1 : port_->RxEventFd(queue_); }
+
 size_t Shard::PollRx() {
   ShardState& st = *st_;
   const uint16_t n = port_->RxBurst(queue_, st.rx.data(), kBurst);

@@ -147,6 +147,10 @@ size_t Engine::PollAsyncEvents(std::span<AsyncEvent> out) {
 }
 size_t Engine::TakeReadyCqs(std::span<uint32_t> out) { return impl_->TakeReadyCqs(out); }
 absl::Status Engine::SetQpError(uint32_t qpn) { return impl_->SetQpError(qpn); }
+size_t Engine::CqPending(uint32_t cq) const {
+  auto it = impl_->cqs.find(cq);
+  return it == impl_->cqs.end() ? 0 : it->second.entries.size();
+}
 bool Engine::CqInError(uint32_t cq) const {
   auto it = impl_->cqs.find(cq);
   return it != impl_->cqs.end() && it->second.error;

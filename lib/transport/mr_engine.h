@@ -338,6 +338,8 @@ class Engine {
   absl::Status SetQpError(uint32_t qpn);
   /** True when @p cq overflowed (completions were lost; its QPs are in error). */
   bool CqInError(uint32_t cq) const;
+  /** Completions of @p cq that PollCq() has not taken yet. */
+  size_t CqPending(uint32_t cq) const;
 
   // ---- Packets and time ----
   /** A received Ethernet frame (Framing::kEthernet). */

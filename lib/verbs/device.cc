@@ -165,6 +165,7 @@ int GidEntry(ibv_context* ctx, uint32_t port, uint32_t index, ibv_gid_entry* e) 
 int CloseContext(Context* c) {
   if (c->app != nullptr) munmap(c->app, ipc::kAppSegmentBytes);
   if (c->vctx.context.async_fd >= 0) close(c->vctx.context.async_fd);
+  if (c->kick_fd >= 0) close(c->kick_fd);
   if (c->sock >= 0) close(c->sock);
   pthread_mutex_destroy(&c->vctx.context.mutex);
   delete c;
@@ -238,7 +239,7 @@ ibv_context* ibv_open_device(ibv_device* device) {
   c->dev = d;
   ibv_context& ctx = c->vctx.context;
   ctx.async_fd = -1;
-  int fds[ipc::kMaxCtlFds] = {-1, -1};
+  int fds[ipc::kMaxCtlFds] = {-1, -1, -1};
   int nfds = 0;
   int err = OpenSession(&c->sock, &c->hello, fds, &nfds);
   if (err == 0 && nfds < 1) err = EPROTO;
@@ -252,6 +253,7 @@ ibv_context* ibv_open_device(ibv_device* device) {
     return nullptr;
   }
   c->app = static_cast<ipc::AppSegment*>(MapSegment(fds[0], ipc::kAppSegmentBytes));
+  if (nfds >= 3) c->kick_fd = fds[2];
   if (nfds >= 2) {
     ctx.async_fd = fds[1];
   } else {

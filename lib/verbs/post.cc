@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "verbs_private.h"
 
@@ -23,7 +24,13 @@ void RingDoorbell(Context* c, uint32_t handle, ipc::DoorbellKind kind, ipc::Ring
   d.handle = handle;
   d.kind = static_cast<uint32_t>(kind);
   c->db_prod++;
-  c->app->db_prod.v.store(c->db_prod, std::memory_order_release);
+  // seq_cst against the shard's store of shard_asleep (mr_ipc_ring.h).
+  c->app->db_prod.v.store(c->db_prod, std::memory_order_seq_cst);
+  if (c->kick_fd >= 0 && c->app->shard_asleep.v.load(std::memory_order_seq_cst) != 0) {
+    const uint64_t one = 1;
+    ssize_t n = write(c->kick_fd, &one, sizeof(one));
+    (void)n;  // a full counter wakes the shard as well
+  }
 }
 
 namespace {

@@ -171,6 +171,7 @@ struct Context {
   ipc::HelloRep hello{};
   ipc::AppSegment* app = nullptr;
   bool own_async_fd = false;  ///< the daemon sent no eventfd: ours, only we signal it
+  int kick_fd = -1;           ///< wakes the daemon's shard while it sleeps (-1: never asleep)
 
   std::mutex ctl_mu;  ///< one control request at a time on the socket
   uint32_t seq = 0;

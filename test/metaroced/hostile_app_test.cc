@@ -18,6 +18,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -53,6 +54,7 @@ class Session {
   }
   ~Session() {
     if (app_ != nullptr) munmap(app_, kAppSegmentBytes);
+    if (kick_ >= 0) close(kick_);
     if (fd_ >= 0) close(fd_);
   }
   bool connected() const { return ok_; }
@@ -87,9 +89,10 @@ class Session {
     std::vector<uint8_t> rep;
     std::vector<int> fds;
     const int st = Call(Op::kHello, &req, sizeof(req), &rep, &fds);
-    if (st == 0 && fds.size() == 2) {
+    if (st == 0 && fds.size() == 3) {
       app_ = static_cast<AppSegment*>(
           mmap(nullptr, kAppSegmentBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0));
+      kick_ = dup(fds[2]);
     }
     for (int f : fds) close(f);
     return st;
@@ -102,12 +105,23 @@ class Session {
     return h;
   }
   AppSegment* app() const { return app_; }
+  /** Puts @p d on the doorbell ring and wakes the shard if it sleeps, as the shim does. */
+  void Ring(Doorbell d) {
+    const uint32_t p = app_->db_prod.v.load();
+    app_->doorbells[p & (kDoorbellSlots - 1)] = d;
+    app_->db_prod.v.store(p + 1);
+    if (app_->shard_asleep.v.load() != 0) {
+      const uint64_t one = 1;
+      EXPECT_EQ(write(kick_, &one, sizeof(one)), 8);
+    }
+  }
 
  private:
   int fd_ = -1;
   bool ok_ = false;
   uint32_t seq_ = 0;
   AppSegment* app_ = nullptr;
+  int kick_ = -1;
 };
 
 /** An application's QP, with a region and a CQ, set up through the protocol. */
@@ -124,7 +138,7 @@ struct Endpoint {
   size_t qp_bytes = 0;
   uint32_t sq_depth = 0;
 
-  void Build() {
+  void Build(uint32_t cq_entries = 64) {
     int st;
     pd = s->Handle(Op::kAllocPd, nullptr, 0, &st);
     ASSERT_EQ(st, 0);
@@ -137,7 +151,7 @@ struct Endpoint {
     ASSERT_EQ(s->Call(Op::kRegMr, &r, sizeof(r), &rep), 0);
     std::memcpy(&mr, rep.data(), sizeof(mr));
     CreateCqReq c;
-    c.depth = 64;
+    c.depth = cq_entries;
     std::vector<int> fds;
     ASSERT_EQ(s->Call(Op::kCreateCq, &c, sizeof(c), &rep, &fds), 0);
     CreateCqRep cr;
@@ -183,14 +197,11 @@ struct Endpoint {
            (pos & (sq_depth - 1));
   }
   void Ring() {
-    AppSegment* a = s->app();
     if (qps->sq_doorbell.v.exchange(1) != 0) return;
-    const uint32_t p = a->db_prod.v.load();
-    a->doorbells[p & (kDoorbellSlots - 1)] = Doorbell{qp, static_cast<uint32_t>(DoorbellKind::kSq)};
-    a->db_prod.v.store(p + 1);
+    s->Ring(Doorbell{qp, static_cast<uint32_t>(DoorbellKind::kSq)});
   }
-  /** A signalled WRITE of its first @p len bytes to offset @p to of its own region; its status. */
-  int WriteToSelf(uint64_t wr_id, uint32_t len, size_t to) {
+  /** Posts a signalled WRITE of its first @p len bytes to offset @p to of its own region. */
+  void PostWriteToSelf(uint64_t wr_id, uint32_t len, size_t to) {
     SqEntry* w = Sq(0);
     w->wr_id = wr_id;
     w->opcode = kIbvWrRdmaWrite;
@@ -201,6 +212,10 @@ struct Endpoint {
     w->rkey = mr.rkey;
     qps->sq_prod.v.store(1);
     Ring();
+  }
+  /** The same, and its completion's status. */
+  int WriteToSelf(uint64_t wr_id, uint32_t len, size_t to) {
+    PostWriteToSelf(wr_id, len, to);
     return WaitCompletion();
   }
   /** Waits (2 s) for a completion; returns its status, or -1. */
@@ -257,6 +272,23 @@ class HostileAppTest : public ::testing::Test {
     (void)system(cmd.c_str());
   }
   bool DaemonAlive() { return pid_ > 0 && waitpid(pid_, nullptr, WNOHANG) == 0; }
+  /** CPU time the daemon used so far (user + system), in seconds. */
+  double DaemonCpuSeconds() {
+    FILE* f = fopen(("/proc/" + std::to_string(pid_) + "/stat").c_str(), "r");
+    if (f == nullptr) return -1;
+    char buf[1024] = {};
+    const size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    // Fields after the command's closing parenthesis: state is field 3, utime 14, stime 15.
+    const char* p = std::strrchr(buf, ')');
+    if (n == 0 || p == nullptr) return -1;
+    unsigned long long utime = 0, stime = 0;
+    if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) !=
+        2) {
+      return -1;
+    }
+    return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+  }
 
   std::string dir_, sock_;
   pid_t pid_ = -1;
@@ -378,9 +410,7 @@ TEST_F(HostileAppTest, AnotherApplicationsHandlesAndKeysReachNothing) {
   EXPECT_NE(c.WaitCompletion(), kIbvWcSuccess);
   c.qps->sq_prod.v.store(0x7fff'0000);
   c.Ring();
-  const uint32_t p = sb.app()->db_prod.v.load();
-  sb.app()->doorbells[p & (kDoorbellSlots - 1)] = Doorbell{0xdead, 9};
-  sb.app()->db_prod.v.store(p + 1);
+  sb.Ring(Doorbell{0xdead, 9});
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   EXPECT_TRUE(DaemonAlive());
 
@@ -388,6 +418,31 @@ TEST_F(HostileAppTest, AnotherApplicationsHandlesAndKeysReachNothing) {
   std::memset(a.buf.data(), 0x5a, 1024);
   EXPECT_EQ(a.WriteToSelf(7, 1024, 4096), kIbvWcSuccess);
   EXPECT_EQ(0, std::memcmp(a.buf.data(), a.buf.data() + 4096, 1024));
+}
+
+// A CQ ring the application leaves full while the engine has nothing more for
+// it must not keep the shard polling: on a host whose cores the application
+// spins on, that CPU is what the application needs to read the ring (the
+// shard once spun on it, and every ib_write_lat hop waited for a 4 ms tick).
+TEST_F(HostileAppTest, AFullCompletionRingThatIsNotReadCostsTheDaemonNoCpu) {
+  Session s(sock_);
+  ASSERT_EQ(s.Hello(), 0);
+  Endpoint a(&s);
+  ASSERT_NO_FATAL_FAILURE(a.Build(1));
+  ASSERT_EQ(a.cq_depth, 1u);
+  ASSERT_NO_FATAL_FAILURE(a.Connect(a.qpn));
+  a.PostWriteToSelf(1, 64, 4096);
+  for (int i = 0; i < 400 && a.cqs->prod.v.load() == 0; i++) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_EQ(a.cqs->prod.v.load(), 1u);  // the ring is full; nobody reads it
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const double before = DaemonCpuSeconds();
+  ASSERT_GE(before, 0);
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  const double used = DaemonCpuSeconds() - before;
+  EXPECT_LT(used, 0.2) << "the daemon polled for " << used << " s of the last second";
+  EXPECT_EQ(a.WaitCompletion(), kIbvWcSuccess);  // the completion was there all along
 }
 
 /** An SRQ set up through the protocol, its segment mapped. */
@@ -424,12 +479,8 @@ struct SharedRq {
     Ring();
   }
   void Ring() {
-    AppSegment* a = s->app();
     if (seg->doorbell.v.exchange(1) != 0) return;
-    const uint32_t p = a->db_prod.v.load();
-    a->doorbells[p & (kDoorbellSlots - 1)] =
-        Doorbell{handle, static_cast<uint32_t>(DoorbellKind::kSrq)};
-    a->db_prod.v.store(p + 1);
+    s->Ring(Doorbell{handle, static_cast<uint32_t>(DoorbellKind::kSrq)});
   }
   /** Waits (2 s) for @p want in the cons index. */
   bool Taken(uint32_t want) {

@@ -352,3 +352,50 @@ TEST_F(LoopbackTest, AQpRefusesRemoteOperationsItsAccessFlagsDoNotAllow) {
 
 }  // namespace
 }  // namespace metaroce::transport::unit
+namespace metaroce::transport::unit {
+namespace {
+TEST_F(LoopbackTest, ZzPingPongTiming) {
+  std::array<TxSlot, 16> slots;
+  std::vector<std::vector<uint8_t>> bufs(slots.size(), std::vector<uint8_t>(kSlotBytes));
+  const TimeNs t0 = now_;
+  uint8_t scnt[2] = {0, 0}, rcnt[2] = {0, 0};
+  int ccnt[2] = {0, 0};
+  bool waiting_cq[2] = {false, false};
+  auto post = [&](int side) {
+    end_[side].buf[0] = ++scnt[side];
+    SendWr w;
+    w.wr_id = scnt[side];
+    w.opcode = Opcode::kWrite;
+    w.sg.push_back({Va(side, 0), 1, end_[side].mr.lkey});
+    w.remote_addr = Va(1 - side, 64 * 1024);
+    w.rkey = end_[1 - side].mr.rkey;
+    ASSERT_TRUE(eng_->PostSend(now_, end_[side].qpn, w).ok());
+    waiting_cq[side] = true;
+  };
+  post(0);
+  for (int i = 0; i < 200000 && ccnt[0] < 5; i++) {
+    now_ += 1000;
+    for (size_t s = 0; s < slots.size(); s++) {
+      slots[s] = TxSlot{};
+      slots[s].buf = bufs[s].data();
+      slots[s].cap = kSlotBytes;
+    }
+    const size_t n = eng_->PollTx(now_, slots);
+    for (size_t s = 0; s < n; s++) eng_->OnFrame(now_, {bufs[s].data(), slots[s].len});
+    for (int side = 0; side < 2; side++) {
+      std::array<Completion, 16> c;
+      if (waiting_cq[side] && eng_->PollCq(end_[side].cq, c) != 0) {
+        waiting_cq[side] = false;
+        ccnt[side]++;
+        printf("side %d completion %d at +%llu us\n", side, ccnt[side], (unsigned long long)((now_ - t0) / 1000));
+      }
+      if (!waiting_cq[side] && end_[side].buf[64 * 1024] == static_cast<uint8_t>(rcnt[side] + 1)) {
+        rcnt[side]++;
+        printf("side %d sees %d at +%llu us\n", side, rcnt[side], (unsigned long long)((now_ - t0) / 1000));
+        post(side);
+      }
+    }
+  }
+}
+}  // namespace
+}  // namespace metaroce::transport::unit

@@ -720,12 +720,15 @@ bool Serve(Client* c) {
 
 int RunFakeDaemon(const char* socket_path) {
   const int ls = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  // Bound under a temporary name and renamed once listening: whoever waits
+  // for the path to appear can connect at once (bind creates it before listen).
+  const std::string tmp = std::string(socket_path) + ".new";
   sockaddr_un sa{};
   sa.sun_family = AF_UNIX;
-  snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", socket_path);
-  unlink(socket_path);
+  snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", tmp.c_str());
+  unlink(tmp.c_str());
   if (ls < 0 || bind(ls, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) != 0 ||
-      listen(ls, 16) != 0) {
+      listen(ls, 16) != 0 || rename(tmp.c_str(), socket_path) != 0) {
     perror("fake metaroced: listen");
     return 1;
   }

@@ -37,6 +37,7 @@ class UdpPort final : public port::Port {
   uint16_t TxAlloc(uint16_t queue, transport::TxSlot* slots, uint16_t n) override;
   uint16_t TxBurst(uint16_t queue, transport::TxSlot* slots, uint16_t n) override;
   port::PortStats stats() const override;
+  int RxEventFd(uint16_t /*queue*/) override { return rx_fd_.get(); }
 
  private:
   static constexpr uint16_t kNoSocket = 0xffff;
