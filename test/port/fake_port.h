@@ -23,6 +23,7 @@ struct FakeConfig {
   uint32_t total = 10000;                                          ///< packets it receives in all
   std::vector<uint16_t> src_ports = {50000, 50001, 50002, 50003};  ///< by PSN, round robin
   bool odd_not_ect = false;  ///< odd PSNs are Not-ECT (even: ECT(0))
+  int rx_event_fd = -1;      ///< what RxEventFd() returns
 };
 
 class FakePort final : public port::Port {
@@ -34,6 +35,7 @@ class FakePort final : public port::Port {
   uint16_t TxAlloc(uint16_t queue, transport::TxSlot* slots, uint16_t n) override;
   uint16_t TxBurst(uint16_t queue, transport::TxSlot* slots, uint16_t n) override;
   port::PortStats stats() const override { return stats_; }
+  int RxEventFd(uint16_t /*queue*/) override { return cfg_.rx_event_fd; }
 
   /** Packet @p psn as it would be received: bytes and addresses. */
   void Make(uint32_t psn, std::vector<uint8_t>* bytes, wire::FrameInfo* addr) const;

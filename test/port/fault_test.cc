@@ -162,6 +162,22 @@ TEST(Faults, ReorderHoldsBehindKLaterPackets) {
   for (uint32_t i = 0; i < cfg.total; i++) ASSERT_EQ(psns[i], i);
 }
 
+// A caller may sleep on the inner port's descriptor only while the stage
+// holds nothing back: held packets are let go by later polls, not by traffic.
+TEST(Faults, RxEventFdOnlyWhileNothingIsHeld) {
+  FakeConfig cfg;
+  cfg.total = 200;
+  cfg.rx_event_fd = 42;
+  EXPECT_EQ(Faulty(cfg, "drop=0.5,seed=1")->RxEventFd(0), 42);
+  auto p = Faulty(cfg, "reorder=1:500,seed=2");  // every packet is held behind later ones
+  EXPECT_EQ(p->RxEventFd(0), 42);
+  port::RxPacket pkts[32];
+  EXPECT_EQ(p->RxBurst(0, pkts, 32), 0);
+  EXPECT_EQ(p->RxEventFd(0), -1);
+  EXPECT_EQ(Drain(*p).data.size(), cfg.total);
+  EXPECT_EQ(p->RxEventFd(0), 42);
+}
+
 TEST(Faults, DuplicatesFollowTheirOriginal) {
   FakeConfig cfg;
   cfg.total = 20000;

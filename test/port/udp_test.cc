@@ -7,6 +7,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -103,6 +104,20 @@ TEST_P(Udp, BurstsOf32BothWaysFromPoolSourcePorts) {
     EXPECT_EQ(to.stats().rx_packets, 32u);
     EXPECT_EQ(to.stats().rx_bytes, 32u * 64);
   }
+}
+
+// What an idle poller sleeps on: readable exactly while datagrams wait.
+TEST_P(Udp, RxEventFdIsReadableWhileDatagramsWait) {
+  const int fd = b_->RxEventFd(0);
+  ASSERT_GE(fd, 0);
+  pollfd p{fd, POLLIN, 0};
+  EXPECT_EQ(poll(&p, 1, 0), 0);
+  ASSERT_EQ(Send(*a_, *b_, 3, 1, wire::Ecn::kNotEct, 0), 3);
+  ASSERT_EQ(poll(&p, 1, 2000), 1);
+  EXPECT_NE(p.revents & POLLIN, 0);
+  EXPECT_EQ(Receive(*b_, 3).size(), 3u);
+  p.revents = 0;
+  EXPECT_EQ(poll(&p, 1, 0), 0);
 }
 
 TEST_P(Udp, EcnAndDscpReadBack) {

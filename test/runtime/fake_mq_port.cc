@@ -85,6 +85,7 @@ class FakeMqPort final : public port::Port {
   }
 
   port::PortStats stats() const override { return {}; }
+  int RxEventFd(uint16_t /*queue*/) override { return st_->rx_event_fd; }
 
   absl::StatusOr<bool> SteerUdpDstPort(uint16_t udp_port, uint16_t queue) override {
     if (flow_ == 2) return absl::InternalError("rt_fake: the rule failed");

@@ -31,6 +31,7 @@ struct FakeMqState {
   std::atomic<uint64_t> detached{0};                         ///< by the queue's thread
   std::atomic<uint64_t> released{0};                         ///< by whichever shard took the packet
   std::atomic<bool> open{false};
+  int rx_event_fd = 7;  ///< what RxEventFd() returns for every queue
 };
 
 /** The state of the last port "rt_fake" opened. */

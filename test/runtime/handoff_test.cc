@@ -152,6 +152,24 @@ TEST_F(FakeRuntime, AFailedRuleFailsOpen) {
   EXPECT_NE(rt.status().message().find("the rule failed"), std::string::npos) << rt.status();
 }
 
+// A shard may sleep on its queue's descriptor only when no other shard
+// passes it packets: with one shard, not with hand-off (rules or not).
+TEST_F(FakeRuntime, OnlyAShardNobodyHandsPacketsToHasADescriptorToSleepOn) {
+  auto one = Open("", 1);
+  ASSERT_NE(one, nullptr);
+  EXPECT_EQ(one->shard(0).RxEventFd(), st_->rx_event_fd);
+  auto soft = Open("detach=1");
+  ASSERT_NE(soft, nullptr);
+  ASSERT_EQ(soft->steering(), Runtime::Steering::kSoftware);
+  auto rules = Open("queues=2,udp_port=7000,flow=1");
+  ASSERT_NE(rules, nullptr);
+  ASSERT_EQ(rules->steering(), Runtime::Steering::kFlowRules);
+  for (uint16_t i = 0; i < 2; i++) {
+    EXPECT_EQ(soft->shard(i).RxEventFd(), -1);
+    EXPECT_EQ(rules->shard(i).RxEventFd(), -1);
+  }
+}
+
 TEST_F(FakeRuntime, OneShardIsASinglePort) {
   auto rt = Open("", 1);
   ASSERT_NE(rt, nullptr);
