@@ -105,6 +105,23 @@ class Session {
     return h;
   }
   AppSegment* app() const { return app_; }
+  /**
+   * A create request whose reply carries one segment: copies the reply into
+   * @p rep and maps the segment (rep->segment_bytes) at *@p seg.
+   */
+  template <typename Rep, typename Seg>
+  int CreateMapped(Op op, const void* req, size_t len, Rep* rep, Seg** seg) {
+    std::vector<uint8_t> body;
+    std::vector<int> fds;
+    const int st = Call(op, req, len, &body, &fds);
+    if (st == 0 && fds.size() == 1 && body.size() == sizeof(Rep)) {
+      std::memcpy(rep, body.data(), sizeof(Rep));
+      *seg = static_cast<Seg*>(
+          mmap(nullptr, rep->segment_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0));
+    }
+    for (int f : fds) close(f);
+    return st;
+  }
   /** Puts @p d on the doorbell ring and wakes the shard if it sleeps, as the shim does. */
   void Ring(Doorbell d) {
     const uint32_t p = app_->db_prod.v.load();
@@ -152,32 +169,22 @@ struct Endpoint {
     std::memcpy(&mr, rep.data(), sizeof(mr));
     CreateCqReq c;
     c.depth = cq_entries;
-    std::vector<int> fds;
-    ASSERT_EQ(s->Call(Op::kCreateCq, &c, sizeof(c), &rep, &fds), 0);
     CreateCqRep cr;
-    std::memcpy(&cr, rep.data(), sizeof(cr));
+    ASSERT_EQ(s->CreateMapped(Op::kCreateCq, &c, sizeof(c), &cr, &cqs), 0);
     cq = cr.handle;
     cq_depth = cr.depth;
     cq_bytes = cr.segment_bytes;
-    cqs = static_cast<CqSegment*>(
-        mmap(nullptr, cq_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0));
-    close(fds[0]);
-    fds.clear();
     CreateQpReq q;
     q.pd = pd;
     q.send_cq = q.recv_cq = cq;
     q.max_send_wr = q.max_recv_wr = 16;
     q.max_send_sge = q.max_recv_sge = 1;
-    ASSERT_EQ(s->Call(Op::kCreateQp, &q, sizeof(q), &rep, &fds), 0);
     CreateQpRep qr;
-    std::memcpy(&qr, rep.data(), sizeof(qr));
+    ASSERT_EQ(s->CreateMapped(Op::kCreateQp, &q, sizeof(q), &qr, &qps), 0);
     qp = qr.handle;
     qpn = qr.qpn;
     sq_depth = qr.sq_depth;
     qp_bytes = qr.segment_bytes;
-    qps = static_cast<QpSegment*>(
-        mmap(nullptr, qp_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0));
-    close(fds[0]);
   }
   ~Endpoint() {
     if (cqs != nullptr) munmap(cqs, cq_bytes);
@@ -452,18 +459,11 @@ struct SharedRq {
     r.pd = pd;
     r.max_wr = 8;
     r.max_sge = 1;
-    std::vector<uint8_t> rep;
-    std::vector<int> fds;
-    st = s->Call(Op::kCreateSrq, &r, sizeof(r), &rep, &fds);
-    if (st != 0 || fds.size() != 1) return;
     CreateSrqRep cr;
-    std::memcpy(&cr, rep.data(), sizeof(cr));
+    st = s->CreateMapped(Op::kCreateSrq, &r, sizeof(r), &cr, &seg);
     handle = cr.handle;
     depth = cr.depth;
     bytes = cr.segment_bytes;
-    seg = static_cast<SrqSegment*>(
-        mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0));
-    close(fds[0]);
   }
   ~SharedRq() {
     if (seg != nullptr) munmap(seg, bytes);
