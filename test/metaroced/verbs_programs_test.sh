@@ -211,6 +211,39 @@ killed() {
     ibv_rc_pingpong
 }
 
+# peer_killed TAG SNS SSOCK CNS CSOCK ADDR CLIENT_DAEMON_LOG: an ibv_rc_pingpong
+# client on another daemon is killed with kill -9 mid-run; its daemon reclaims
+# its QP and the server's QP fails: the server ends with a failed work request
+# (the stream goes unanswered: retries, or the idle connection closes) instead
+# of hanging or reporting success.
+peer_killed() {
+  local tag=$1 sns=$2 ssock=$3 cns=$4 csock=$5 addr=$6 dlog=$7
+  tcp_port=$((tcp_port + 1))
+  local slog="$work/$tag.peer-server.log" iters=100000000
+  METAROCE_SOCKET=$ssock bg_ns "$sns" timeout 60 "$run_bin" ibv_rc_pingpong -p "$tcp_port" \
+    -n "$iters" >"$slog" 2>&1 &
+  local server=$!
+  wait_listen "$sns" "$tcp_port" || true
+  METAROCE_SOCKET=$csock bg_ns "$cns" timeout 60 "$run_bin" ibv_rc_pingpong -p "$tcp_port" \
+    -n "$iters" "$addr" >"$work/$tag.peer-client.log" 2>&1 &
+  local client=$!
+  sleep 2  # connected and ping-ponging
+  pkill -9 -f "ibv_rc_pingpong -p $tcp_port -n $iters $addr"
+  wait "$client" 2>/dev/null
+  local start=$SECONDS ss=0
+  wait "$server" || ss=$?
+  local took=$((SECONDS - start))
+  if [ "$ss" -eq 124 ]; then
+    bad "$tag/peer-killed" "the server's QP never failed after its peer was killed" "$slog"
+  elif [ "$ss" -eq 0 ] || ! grep -q "Failed status" "$slog"; then
+    bad "$tag/peer-killed" "the server did not end with a failed work request (exit $ss)" "$slog"
+  elif ! grep -Eq "detached: [1-9][0-9]* QPs" "$dlog"; then
+    bad "$tag/peer-killed" "the client's daemon reclaimed no QP" "$dlog"
+  else
+    ok "$tag/peer-killed: the server's QP failed in ${took} s: $(grep -m1 "Failed status" "$slog")"
+  fi
+}
+
 # daemon_gone TAG SOCK: metaroced killed under a running test: both programs
 # end (with an error) instead of hanging.
 daemon_gone() {
@@ -270,6 +303,8 @@ for s in "${scenarios[@]}"; do
         --set "dataplane.faults=drop=0.01,seed=12"
       device_tools netns "$ns_a" "$work/a.sock"
       programs netns "$ns_a" "$work/a.sock" "$ns_b" "$work/b.sock" "10.196.$net.1"
+      peer_killed netns "$ns_a" "$work/a.sock" "$ns_b" "$work/b.sock" "10.196.$net.1" \
+        "$work/netns-b.daemon.log"
       ;;
     *)
       note "unknown scenario $s (local, loss, netns)"
