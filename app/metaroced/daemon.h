@@ -262,6 +262,21 @@ struct SrqObj {
   ipc::RqEntry* ring() const { return seg->at<ipc::RqEntry>(ipc::kSrqEntriesOffset); }
 };
 
+/** One application as /metaroced/apps reports it (telemetry.cc). */
+struct AppRow {
+  uint64_t id = 0;
+  pid_t pid = 0;
+  uid_t uid = 0;
+  uint16_t shard = 0;
+  uint32_t pds = 0, mrs = 0, cqs = 0, qps = 0, srqs = 0;
+  uint64_t mr_bytes = 0, wrs_posted = 0, recvs_posted = 0, completions = 0, bad_entries = 0;
+};
+
+/** The telemetry command listing every attached application. */
+inline constexpr char kCmdApps[] = "/metaroced/apps";
+/** Registers kCmdApps with DPDK telemetry (served once EAL is up). */
+absl::Status RegisterAppTelemetry();
+
 class ShardService;
 
 /** One attached application (one verbs context). */
@@ -352,6 +367,8 @@ class ShardService {
   /** Completions written. */
   uint32_t MoveCompletions(App* app, CqObj* cq);
   void DeliverAsync(App* app, uint32_t type, uint32_t handle);
+  /** Publishes this shard's applications for kCmdApps (telemetry.cc). */
+  void PublishApps();
   void PollEngineEvents();
   void FailQp(App* app, QpObj* qp);
   // objects.cc
@@ -383,6 +400,7 @@ class ShardService {
   uint32_t idle_iterations_ = 0;
   bool slack_set_ = false;
   int kick_fd_ = -1;
+  transport::TimeNs apps_published_at_ = 0;
 
   std::mutex mu_;
   std::condition_variable cv_;

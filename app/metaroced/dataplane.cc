@@ -19,6 +19,7 @@
 
 #include "daemon.h"
 #include "mr_log.h"
+#include "mr_telemetry.h"
 
 namespace metaroce::daemon {
 namespace {
@@ -131,6 +132,9 @@ void ShardService::Iterate() {
     }
   }
   PollEngineEvents();
+  if (cfg_.telemetry && shard_->Now() - apps_published_at_ >= telemetry::kTelemetryPublishNs) {
+    PublishApps();
+  }
   MaybeSleep(did);
 }
 

@@ -18,11 +18,13 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "config.h"
 #include "daemon.h"
 #include "mr_log.h"
 #include "mr_runtime.h"
+#include "mr_telemetry.h"
 
 namespace metaroce::daemon {
 namespace {
@@ -109,6 +111,17 @@ int Main(int argc, char** argv) {
   sigaddset(&set, SIGUSR1);  // logs every shard's applications and connections
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   signal(SIGPIPE, SIG_IGN);
+  if (cfg.telemetry) {
+    if (absl::Status s = RegisterAppTelemetry(); !s.ok()) return Fail(s);
+    // A DPDK port starts EAL itself; otherwise EAL runs for telemetry alone
+    // (no hugepages, no devices), under the daemon's name as file prefix.
+    if (!absl::StartsWith(cfg.port, "dpdk:")) {
+      if (absl::Status s = telemetry::StartEal(cfg.name); !s.ok()) {
+        MR_LOG(WARNING, "metaroced: serving without telemetry: %s",
+               std::string(s.message()).c_str());
+      }
+    }
+  }
 
   std::vector<std::unique_ptr<ShardService>> services;
   runtime::RuntimeConfig rc;

@@ -69,6 +69,7 @@ void ShardService::RunOnShard(const std::function<void()>& fn) {
 void ShardService::AttachApp(App* app) {
   apps_.push_back(app);
   mem_.Attach(app->id, app->mem.get());
+  PublishApps();
 }
 
 int ShardService::Execute(App* app, ipc::Op op, const uint8_t* body, size_t len, const int* fds,
@@ -467,6 +468,7 @@ void ShardService::DetachApp(App* app) {
   mem_.Detach(app->id);
   std::erase(apps_, app);
   std::erase_if(cq_backlog_, [&](const auto& b) { return b.first == app; });
+  PublishApps();
 }
 
 }  // namespace metaroce::daemon

@@ -26,6 +26,7 @@ veth_a="vpa$$"
 veth_b="vpb$$"
 net=$(($$ % 250 + 1))
 pids=()
+tel_prefix="mr_vp_$$_local"  # the local daemon's name: its DPDK telemetry file prefix
 passed=0
 failed=0
 
@@ -37,6 +38,7 @@ cleanup() {
     ip netns del "$ns" 2>/dev/null || true
   done
   wait 2>/dev/null || true
+  rm -rf "/var/run/dpdk/$tel_prefix"
   [ -n "${KEEP:-}" ] || rm -rf "$work"
 }
 trap cleanup EXIT
@@ -192,10 +194,36 @@ long_write() {
   sleep 3  # connected and writing
 }
 
-# killed TAG NS SOCK DAEMON_LOG: kill -9 a client mid-test; the daemon reclaims it and serves on.
+# apps_telemetry TAG PREFIX: /metaroced/apps of the daemon with that telemetry file
+# prefix lists two applications with a QP each, one of them posting.
+apps_telemetry() {
+  local tag=$1 prefix=$2 reply
+  reply=$(python3 - "/var/run/dpdk/$prefix/dpdk_telemetry.v2" <<'EOF'
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.connect(sys.argv[1])
+s.recv(4096)
+s.send(b"/metaroced/apps")
+apps = json.loads(s.recv(65536).decode())["/metaroced/apps"]
+busy = [a for a in apps.values() if a["qps"] >= 1 and a["mrs"] >= 1]
+posting = [a for a in busy if a["wrs_posted"] > 0 and a["completions"] > 0]
+print(f"{len(busy)} applications with QPs, {len(posting)} posting" if len(busy) == 2 and posting
+      else f"unexpected: {apps}")
+EOF
+  ) || reply="no telemetry reply"
+  if [[ "$reply" == "2 applications with QPs, "* ]]; then
+    ok "$tag/telemetry: /metaroced/apps: $reply"
+  else
+    bad "$tag/telemetry" "/metaroced/apps: $reply"
+  fi
+}
+
+# killed TAG NS SOCK DAEMON_LOG PREFIX: kill -9 a client mid-test; the daemon reclaims it and
+# serves on (and, while the pair runs, its telemetry lists both).
 killed() {
-  local tag=$1 ns=$2 sock=$3 dlog=$4 server client
+  local tag=$1 ns=$2 sock=$3 dlog=$4 prefix=$5 server client
   long_write "$ns" "$sock" "$tag.victim"
+  apps_telemetry "$tag" "$prefix"
   # The program itself, not the shell that started it.
   pkill -9 -f "ib_write_bw -p $tcp_port -D 30 127.0.0.1"
   wait "$client" 2>/dev/null
@@ -269,10 +297,11 @@ for s in "${scenarios[@]}"; do
     local)
       sock="$work/local.sock"
       # Its own UDP port: other tests may run a daemon at the same time.
-      start_daemon local "" "$sock" --port "udp:ip=127.0.0.1,port=$((40000 + $$ % 10000))"
+      start_daemon local "" "$sock" --port "udp:ip=127.0.0.1,port=$((40000 + $$ % 10000))" \
+        --set "daemon.name=$tel_prefix"
       device_tools local "" "$sock"
       programs local "" "$sock" "" "$sock" 127.0.0.1
-      killed local "" "$sock" "$work/local.daemon.log"
+      killed local "" "$sock" "$work/local.daemon.log" "$tel_prefix"
       daemon_gone local "$sock" "${pids[-1]}"
       ;;
     loss)
