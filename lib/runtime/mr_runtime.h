@@ -152,6 +152,8 @@ class Shard {
   Shard();
   size_t PollRx();
   size_t PollTx();
+  /** A packet this shard built for shard @p to of its runtime: a copy goes into its ring. */
+  void HandToShard(uint16_t to, const transport::TxSlot& t, const wire::FrameInfo& rx);
 
   uint16_t index_ = 0;
   uint16_t udp_port_ = 0;

@@ -41,6 +41,28 @@ size_t Shard::Poll() {
   return work;
 }
 
+void Shard::HandToShard(uint16_t to, const transport::TxSlot& t, const wire::FrameInfo& rx) {
+  ShardState& st = *st_;
+  void* d = nullptr;
+  if (st.free->Dequeue(&d, 1) != 1) {
+    stats_.handoff_drops.Add(1);  // every descriptor is in flight: the transport recovers it
+    return;
+  }
+  auto* h = static_cast<Handoff*>(d);
+  h->copy.assign(t.buf, t.buf + t.len);  // the transmit buffer goes back to the port
+  h->data = h->copy;
+  h->handle = nullptr;
+  h->addr = rx;
+  h->port = port_;
+  if (rt_->shards_[to]->st_->inbound->Enqueue(&d, 1) != 1) {
+    st.free->Enqueue(&d, 1);
+    stats_.handoff_drops.Add(1);
+    return;
+  }
+  stats_.handoffs_out.Add(1);
+  stats_.handoff_copies.Add(1);
+}
+
 int Shard::RxEventFd() { return rt_->steer_in_software_ ? -1 : port_->RxEventFd(queue_); }
 
 size_t Shard::PollRx() {
@@ -137,22 +159,30 @@ size_t Shard::PollRx() {
 
 namespace {
 
-// True if @p s goes to @p ip / @p udp_port: this shard itself (two QPs of its
-// engine connected to each other). Ethernet frames are untagged IPv4/IPv6 as
-// the engine builds them; anything else is not ours.
-bool ToSelf(const transport::TxSlot& s, transport::Framing framing, const wire::IpAddr& ip,
-            uint16_t udp_port) {
-  if (framing == transport::Framing::kUdp) return s.addr.dst == ip && s.addr.dst_port == udp_port;
-  const uint8_t* f = s.buf;
-  const bool v6 = ip.v6;
-  const size_t l3 = wire::kEthHeaderBytes;
-  const size_t l4 = l3 + (v6 ? wire::kIpv6HeaderBytes : wire::kIpv4HeaderBytes);
-  if (s.len < l4 + wire::kUdpHeaderBytes) return false;
-  const uint16_t type = static_cast<uint16_t>(f[12] << 8 | f[13]);
-  if (type != (v6 ? 0x86dd : 0x0800)) return false;
-  const size_t dst_at = l3 + (v6 ? 24 : 16);
-  if (std::memcmp(f + dst_at, ip.bytes.data(), v6 ? 16 : 4) != 0) return false;
-  return static_cast<uint16_t>(f[l4 + 2] << 8 | f[l4 + 3]) == udp_port;
+// The shard of this runtime that @p s goes to (its address @p ip, UDP port
+// @p base + shard), or -1: two QPs of one host connected to each other.
+// Ethernet frames are untagged IPv4/IPv6 as the engine builds them; anything
+// else is not ours.
+int LocalShard(const transport::TxSlot& s, transport::Framing framing, const wire::IpAddr& ip,
+               uint16_t base, uint16_t num_shards) {
+  uint16_t port = 0;
+  if (framing == transport::Framing::kUdp) {
+    if (!(s.addr.dst == ip)) return -1;
+    port = s.addr.dst_port;
+  } else {
+    const uint8_t* f = s.buf;
+    const bool v6 = ip.v6;
+    const size_t l3 = wire::kEthHeaderBytes;
+    const size_t l4 = l3 + (v6 ? wire::kIpv6HeaderBytes : wire::kIpv4HeaderBytes);
+    if (s.len < l4 + wire::kUdpHeaderBytes) return -1;
+    const uint16_t type = static_cast<uint16_t>(f[12] << 8 | f[13]);
+    if (type != (v6 ? 0x86dd : 0x0800)) return -1;
+    const size_t dst_at = l3 + (v6 ? 24 : 16);
+    if (std::memcmp(f + dst_at, ip.bytes.data(), v6 ? 16 : 4) != 0) return -1;
+    port = static_cast<uint16_t>(f[l4 + 2] << 8 | f[l4 + 3]);
+  }
+  const uint16_t shard = static_cast<uint16_t>(port - base);
+  return shard < num_shards ? shard : -1;
 }
 
 }  // namespace
@@ -171,22 +201,30 @@ size_t Shard::PollTx() {
     if (room == 0) break;
     const size_t filled = engine_->PollTx(now, {st.tx.data(), room});
     for (size_t i = filled; i < room; i++) st.tx[i].len = 0;  // returned unused
-    // Packets to this shard itself go straight back into its engine: a port
-    // does not return them (a NIC, af_packet) or only through the kernel's
-    // deferred softirq (UDP loopback, milliseconds on a busy host).
+    // Packets to this host's own shards never go out: a port does not
+    // return them (a NIC, af_packet) or only through the kernel's deferred
+    // softirq (UDP loopback, milliseconds on a busy host). This shard's go
+    // straight back into its engine, another shard's through its hand-off
+    // ring where shards share a port (one port per shard: the kernel's).
     const transport::PeerAddr self = address();
+    const transport::Framing framing = port_->info().framing;
+    const uint16_t base = static_cast<uint16_t>(udp_port_ - index_);
     for (size_t i = 0; i < filled; i++) {
       transport::TxSlot& t = st.tx[i];
-      if (!ToSelf(t, port_->info().framing, self.ip, udp_port_)) continue;
-      if (port_->info().framing == transport::Framing::kEthernet) {
+      const int to = LocalShard(t, framing, self.ip, base, rt_->num_shards());
+      if (to < 0 || (to != index_ && !rt_->steer_in_software_)) continue;
+      wire::FrameInfo rx = t.addr;
+      rx.src = self.ip;
+      if (to != index_) {
+        HandToShard(static_cast<uint16_t>(to), t, rx);
+      } else if (framing == transport::Framing::kEthernet) {
         engine_->OnFrame(now, {t.buf, t.len});
+        stats_.looped_back.Add(1);
       } else {
-        wire::FrameInfo rx = t.addr;
-        rx.src = self.ip;
         engine_->OnDatagram(now, rx, {t.buf, t.len});
+        stats_.looped_back.Add(1);
       }
       t.len = 0;  // not sent
-      stats_.looped_back.Add(1);
     }
     if (st.pacer.enabled()) {
       uint64_t bytes = 0;

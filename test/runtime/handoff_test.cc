@@ -9,6 +9,9 @@
 
 #include <time.h>
 
+#include <array>
+#include <cstring>
+
 #include "fake_mq_port.h"
 #include "gtest/gtest.h"
 #include "mr_runtime.h"
@@ -221,6 +224,58 @@ TEST_F(FakeRuntime, ClosingGivesBackWhatIsInTheRings) {
   rt.reset();
   EXPECT_FALSE(st->open);
   EXPECT_EQ(st->released, 14u);
+}
+
+// Two applications of one daemon on different shards of one port: their
+// packets go from shard to shard through the hand-off rings; a port never
+// returns packets to its own address (a NIC, af_packet).
+TEST_F(FakeRuntime, ShardsOfOnePortReachEachOtherWithoutThePort) {
+  auto rt = Open("detach=1");
+  ASSERT_NE(rt, nullptr);
+  ASSERT_EQ(rt->steering(), Runtime::Steering::kSoftware);
+  std::vector<uint8_t> buf(64 * 1024);
+  for (size_t i = 0; i < buf.size() / 2; i++) buf[i] = static_cast<uint8_t>(i * 7 + 1);
+  struct End {
+    uint32_t cq = 0, qpn = 0;
+    transport::MrInfo mr;
+  } end[2];
+  for (uint16_t i = 0; i < 2; i++) {
+    transport::Engine& e = rt->shard(i).engine();
+    const uint32_t pd = *e.AllocPd();
+    end[i].cq = *e.CreateCq(16);
+    end[i].mr =
+        *e.RegMr(pd, reinterpret_cast<uint64_t>(buf.data()), buf.size(), transport::access::kAll);
+    transport::QpAttr qa;
+    qa.pd = pd;
+    qa.send_cq = qa.recv_cq = end[i].cq;
+    end[i].qpn = *e.CreateQp(qa);
+  }
+  for (uint16_t i = 0; i < 2; i++) {
+    ASSERT_TRUE(rt->shard(i)
+                    .engine()
+                    .ConnectQp(end[i].qpn, rt->shard(1 - i).address(), end[1 - i].qpn)
+                    .ok());
+  }
+  transport::SendWr w;
+  w.opcode = transport::Opcode::kWrite;
+  w.sg.push_back({reinterpret_cast<uint64_t>(buf.data()), 20'000, end[0].mr.lkey});
+  w.remote_addr = reinterpret_cast<uint64_t>(buf.data()) + buf.size() / 2;
+  w.rkey = end[1].mr.rkey;
+  ASSERT_TRUE(rt->shard(0).engine().PostSend(rt->shard(0).Now(), end[0].qpn, w).ok());
+  std::array<transport::Completion, 4> c;
+  size_t n = 0;
+  for (int i = 0; i < 100'000 && n == 0; i++) {
+    rt->shard(0).Poll();
+    rt->shard(1).Poll();
+    n = rt->shard(0).engine().PollCq(end[0].cq, c);
+  }
+  ASSERT_EQ(n, 1u);
+  EXPECT_EQ(c[0].status, transport::WcStatus::kSuccess) << transport::WcStatusName(c[0].status);
+  EXPECT_EQ(0, std::memcmp(buf.data(), buf.data() + buf.size() / 2, 20'000));
+  EXPECT_TRUE(st_->sent[0].empty());
+  EXPECT_TRUE(st_->sent[1].empty());
+  EXPECT_GT(rt->shard(0).stats().handoffs_out.Get(), 0u);
+  EXPECT_GT(rt->shard(1).stats().handoffs_out.Get(), 0u);
 }
 
 TEST_F(FakeRuntime, EachShardSendsOnItsOwnQueue) {
