@@ -6,10 +6,12 @@
 # server and client as separate processes:
 #   local   one metaroced on this host (kernel UDP on 127.0.0.1), both ends on it
 #   loss    the same with 1 % of the daemon's packets dropped
-#   netns   two daemons in two network namespaces joined by a veth pair
-#           (DPDK af_packet), each end on its own daemon, 1 % loss on both
+#   netns       two daemons in two network namespaces joined by a veth pair
+#               (DPDK af_packet), each end on its own daemon
+#   netns_loss  the same with 1 % loss on both
 # plus: an application killed mid-test leaves the daemon serving the others
-# and has its objects reclaimed.
+# and has its objects reclaimed (local), and its peer on another daemon fails
+# instead of hanging (netns).
 #
 # usage: verbs_programs_test.sh METAROCED MR_RUN [SCENARIO...]
 set -uo pipefail
@@ -17,7 +19,7 @@ daemon_bin=$1
 run_bin=$2
 shift 2
 scenarios=("$@")
-[ ${#scenarios[@]} -ne 0 ] || scenarios=(local loss netns)
+[ ${#scenarios[@]} -ne 0 ] || scenarios=(local loss netns netns_loss)
 
 work=$(mktemp -d)
 ns_a="mr_vp_$$_a"
@@ -38,7 +40,7 @@ cleanup() {
     ip netns del "$ns" 2>/dev/null || true
   done
   wait 2>/dev/null || true
-  rm -rf "/var/run/dpdk/$tel_prefix"
+  rm -rf "/var/run/dpdk/$tel_prefix" /var/run/dpdk/mr_vp_$$_*
   [ -n "${KEEP:-}" ] || rm -rf "$work"
 }
 trap cleanup EXIT
@@ -310,7 +312,13 @@ for s in "${scenarios[@]}"; do
         --set "dataplane.faults=drop=0.01,seed=7"
       programs loss "" "$sock" "" "$sock" 127.0.0.1
       ;;
-    netns)
+    netns | netns_loss)
+      # netns_loss: each daemon drops 1 % of what it receives.
+      fault_a=() fault_b=()
+      if [ "$s" = netns_loss ]; then
+        fault_a=(--set "dataplane.faults=drop=0.01,seed=11")
+        fault_b=(--set "dataplane.faults=drop=0.01,seed=12")
+      fi
       ip netns add "$ns_a" && ip netns add "$ns_b" &&
         ip link add "$veth_a" netns "$ns_a" type veth peer name "$veth_b" netns "$ns_b" || {
         note "cannot create network namespaces (root needed)"
@@ -326,17 +334,19 @@ for s in "${scenarios[@]}"; do
       }
       start_daemon netns-a "$ns_a" "$work/a.sock" --set \
         "dataplane.port=dpdk:eal=$(eal a "$veth_a"),port=net_af_packet0,ip=10.197.$net.1" \
-        --set "dataplane.faults=drop=0.01,seed=11"
+        "${fault_a[@]}"
       start_daemon netns-b "$ns_b" "$work/b.sock" --set \
         "dataplane.port=dpdk:eal=$(eal b "$veth_b"),port=net_af_packet0,ip=10.197.$net.2" \
-        --set "dataplane.faults=drop=0.01,seed=12"
-      device_tools netns "$ns_a" "$work/a.sock"
-      programs netns "$ns_a" "$work/a.sock" "$ns_b" "$work/b.sock" "10.196.$net.1"
-      peer_killed netns "$ns_a" "$work/a.sock" "$ns_b" "$work/b.sock" "10.196.$net.1" \
-        "$work/netns-b.daemon.log"
+        "${fault_b[@]}"
+      device_tools "$s" "$ns_a" "$work/a.sock"
+      programs "$s" "$ns_a" "$work/a.sock" "$ns_b" "$work/b.sock" "10.196.$net.1"
+      if [ "$s" = netns ]; then
+        peer_killed "$s" "$ns_a" "$work/a.sock" "$ns_b" "$work/b.sock" "10.196.$net.1" \
+          "$work/netns-b.daemon.log"
+      fi
       ;;
     *)
-      note "unknown scenario $s (local, loss, netns)"
+      note "unknown scenario $s (local, loss, netns, netns_loss)"
       exit 2
       ;;
   esac
