@@ -227,12 +227,15 @@ void Server::Handle(App* app) {
       } else {
         auto seg = Segment::Create("metaroce-app", ipc::kAppSegmentBytes);
         const int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (!seg.ok() || efd < 0) {
+        const int kick = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (!seg.ok() || efd < 0 || kick < 0) {
           if (efd >= 0) close(efd);
+          if (kick >= 0) close(kick);
           status = ENOMEM;
         } else {
           app->seg = std::move(*seg);
           app->async_efd = efd;
+          app->kick_efd = kick;
           app->mem = std::make_unique<AppMemory>(app->pid);
           ShardService* sh = shards_[app->shard];
           sh->RunOnShard([&] { sh->AttachApp(app); });
@@ -267,7 +270,7 @@ void Server::Handle(App* app) {
           rep.max_srq = cfg_.limits.max_srqs;
           reply.resize(sizeof(rep));
           std::memcpy(reply.data(), &rep, sizeof(rep));
-          reply_fds = {app->seg->fd(), app->async_efd, sh->kick_fd()};
+          reply_fds = {app->seg->fd(), app->async_efd, app->kick_efd};
         }
       }
     }

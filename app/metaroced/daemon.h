@@ -11,6 +11,7 @@
 #ifndef METAROCE_APP_METAROCED_DAEMON_H
 #define METAROCE_APP_METAROCED_DAEMON_H
 
+#include <poll.h>
 #include <sys/types.h>
 
 #include <atomic>
@@ -289,6 +290,9 @@ struct App {
   uint16_t shard = 0;
   std::unique_ptr<Segment> seg;  ///< ipc::AppSegment
   int async_efd = -1;
+  /** Written by the application to wake its sleeping shard; its own, so it can only miss its own.
+   */
+  int kick_efd = -1;
   std::unique_ptr<AppMemory> mem;
   HandleTable<PdObj> pds;
   HandleTable<MrObj> mrs;
@@ -317,9 +321,7 @@ class ShardService {
   ~ShardService();
   ShardService(const ShardService&) = delete;
   ShardService& operator=(const ShardService&) = delete;
-  /** The eventfd that wakes the shard while it sleeps (AppSegment::shard_asleep). */
-  int kick_fd() const { return kick_fd_; }
-  /** Wakes the shard if it sleeps. Any thread. */
+  /** Wakes the shard if it sleeps (handed-over work, stop). Any thread. */
   void Kick();
   DaemonMemory* memory() { return &mem_; }
   void set_shard(runtime::Shard* s) { shard_ = s; }
@@ -400,6 +402,7 @@ class ShardService {
   uint32_t idle_iterations_ = 0;
   bool slack_set_ = false;
   int kick_fd_ = -1;
+  std::vector<pollfd> wait_fds_;  ///< WaitForEvents' descriptors (kept: no allocation per sleep)
   transport::TimeNs apps_published_at_ = 0;
 
   std::mutex mu_;

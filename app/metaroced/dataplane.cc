@@ -184,12 +184,20 @@ void ShardService::WaitForEvents(int rx_fd, transport::TimeNs timeout_ns) {
     pending |= app->head()->db_prod.v.load(std::memory_order_seq_cst) != app->db_cons;
   }
   if (!pending) {
-    pollfd fds[2] = {{rx_fd, POLLIN, 0}, {kick_fd_, POLLIN, 0}};
+    // The port, the shard's own kick (handed-over work) and each
+    // application's: one that drains its own eventfd only delays itself.
+    wait_fds_.clear();
+    wait_fds_.push_back({rx_fd, POLLIN, 0});
+    wait_fds_.push_back({kick_fd_, POLLIN, 0});
+    for (const App* app : apps_) wait_fds_.push_back({app->kick_efd, POLLIN, 0});
     const timespec ts = Timespec(timeout_ns);
-    if (ppoll(fds, 2, &ts, nullptr) > 0 && (fds[1].revents & POLLIN) != 0) {
-      uint64_t n;
-      ssize_t r = read(kick_fd_, &n, sizeof(n));
-      (void)r;
+    if (ppoll(wait_fds_.data(), wait_fds_.size(), &ts, nullptr) > 0) {
+      for (size_t i = 1; i < wait_fds_.size(); i++) {
+        if ((wait_fds_[i].revents & POLLIN) == 0) continue;
+        uint64_t n;
+        ssize_t r = read(wait_fds_[i].fd, &n, sizeof(n));
+        (void)r;
+      }
     }
   }
   for (App* app : apps_) app->head()->shard_asleep.v.store(0, std::memory_order_relaxed);

@@ -34,6 +34,7 @@ transport::TimeNs RnrTimerNs(uint8_t code) {
 
 App::~App() {
   if (async_efd >= 0) close(async_efd);
+  if (kick_efd >= 0) close(kick_efd);
 }
 
 ChannelObj::~ChannelObj() {

@@ -46,7 +46,7 @@ inline constexpr size_t kDeviceNameBytes = 16;
 enum class Op : uint16_t {
   /**
    * First message: versions, limits. Reply fds: [app segment, async-event
-   * eventfd, the shard's kick eventfd (AppSegment::shard_asleep)].
+   * eventfd, the application's kick eventfd (AppSegment::shard_asleep)].
    */
   kHello = 1,
   kAllocPd = 2,             ///< -> handle
