@@ -5,7 +5,6 @@
 #include <time.h>
 
 #include <algorithm>
-#include <bit>
 
 #include "absl/strings/str_cat.h"
 
@@ -105,34 +104,7 @@ size_t Device::Poll() {
   }
   if (publisher_ != nullptr && publisher_->Due(now)) Publish(now);
   work += n;
-  if (!engine_->HasPendingTx() && engine_->NextDeadline() > now) return work;
-  if (!pacer_.Ready(now)) return work;  // the engine keeps its packets until the bucket refills
-  // Ask the port for a few buffers first and for more only while the engine
-  // fills them all: a latency-bound exchange sends one or two packets per
-  // poll, and taking (and giving back) a whole burst of mbufs for each cost a
-  // quarter of the CPU.
-  // The next poll starts from what this one needed.
-  uint16_t want = tx_want_;
-  for (;;) {
-    const uint16_t room = port_->TxAlloc(0, tx_.data(), want);
-    if (room == 0) break;
-    const size_t filled = engine_->PollTx(now, {tx_.data(), room});
-    for (size_t i = filled; i < room; i++) tx_[i].len = 0;  // return unused buffers
-    if (pacer_.enabled()) {
-      uint64_t bytes = 0;
-      for (size_t i = 0; i < filled; i++) bytes += tx_[i].len;
-      pacer_.Spend(bytes);
-    }
-    port_->TxBurst(0, tx_.data(), room);
-    work += filled;
-    if (filled < room || !pacer_.Ready(now)) {
-      tx_want_ = static_cast<uint16_t>(
-          std::max<size_t>(kFirstTxBurst, std::bit_ceil(std::max<size_t>(filled, 1))));
-      break;
-    }
-    want = static_cast<uint16_t>(std::min<uint32_t>(2u * want, kBurst));
-    tx_want_ = want;
-  }
+  work += port::TxStep(*port_, 0, *engine_, pacer_, now, tx_, &tx_step_, [](transport::TxSlot&) {});
   return work;
 }
 

@@ -22,6 +22,7 @@
 #include "absl/status/statusor.h"
 #include "mr_port.h"
 #include "mr_port_pacer.h"
+#include "mr_port_tx.h"
 #include "mr_transport.h"
 
 namespace metaroce {
@@ -82,7 +83,6 @@ class Device {
   Device() = default;
   void Publish(transport::TimeNs now);  ///< a telemetry snapshot; logs what changed
   static constexpr uint16_t kBurst = 32;
-  static constexpr uint16_t kFirstTxBurst = 4;  ///< buffers asked for first in each Poll()
   std::string name_;
   std::unique_ptr<telemetry::Publisher> publisher_;
   std::unique_ptr<port::Port> port_;
@@ -90,7 +90,7 @@ class Device {
   std::unique_ptr<transport::Engine> engine_;
   std::array<port::RxPacket, kBurst> rx_;
   std::array<transport::TxSlot, kBurst> tx_;
-  uint16_t tx_want_ = kFirstTxBurst;  ///< transmit buffers the next Poll() asks for first
+  port::TxStepState tx_step_;
   port::TxPacer pacer_;
 };
 

@@ -34,8 +34,6 @@ namespace metaroce::runtime {
 inline constexpr uint16_t kMaxShards = 16;
 /** Packets moved per rx burst, hand-off drain and tx burst. */
 inline constexpr uint16_t kBurst = 32;
-/** Transmit buffers asked for first in each poll; doubled while the engine fills them all. */
-inline constexpr uint16_t kFirstTxBurst = 4;
 /** Hand-off descriptors each shard owns (packets it may have in other shards' rings). */
 inline constexpr uint32_t kHandoffDescriptors = 1024;
 /** Capacity of each shard's inbound hand-off ring (a power of two). */

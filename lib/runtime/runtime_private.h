@@ -18,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "mr_port.h"
 #include "mr_port_pacer.h"
+#include "mr_port_tx.h"
 #include "mr_runtime.h"
 #include "mr_telemetry.h"
 
@@ -77,7 +78,7 @@ struct ShardState {
   std::array<uint16_t, kMaxShards> num_out{};
   std::unique_ptr<telemetry::Publisher> publisher;  ///< null: telemetry off
   port::TxPacer pacer;
-  uint16_t tx_want = kFirstTxBurst;  ///< transmit buffers the next poll asks for first
+  port::TxStepState tx_step;
 };
 
 /** Creates the hand-off rings and descriptors of shard @p index. */

@@ -7,19 +7,12 @@
 // shard's own thread; the only shared state is the rte_rings.
 
 #include <algorithm>
-#include <bit>
 #include <cstring>
 
 #include "runtime_private.h"
 
 namespace metaroce::runtime {
-namespace {
-
-// Transmit bursts per iteration at most, so a sender with a large window still
-// comes back to receive (ACKs) in time.
-constexpr int kMaxTxBurstsPerPoll = 8;
-
-}  // namespace
+namespace {}  // namespace
 
 Shard::Shard() : st_(std::make_unique<ShardState>()) {}
 
@@ -189,58 +182,32 @@ int LocalShard(const transport::TxSlot& s, transport::Framing framing, const wir
 
 size_t Shard::PollTx() {
   const transport::TimeNs now = Now();
-  if (!engine_->HasPendingTx() && engine_->NextDeadline() > now) return 0;
   ShardState& st = *st_;
-  if (!st.pacer.Ready(now)) return 0;  // the engine keeps its packets until the bucket refills
-  size_t sent = 0;
-  // As many buffers as the last poll needed, more while the engine fills them all (as
-  // Device::Poll).
-  uint16_t want = st.tx_want;
-  for (int b = 0; b < kMaxTxBurstsPerPoll; b++) {
-    const uint16_t room = port_->TxAlloc(queue_, st.tx.data(), want);
-    if (room == 0) break;
-    const size_t filled = engine_->PollTx(now, {st.tx.data(), room});
-    for (size_t i = filled; i < room; i++) st.tx[i].len = 0;  // returned unused
-    // Packets to this host's own shards never go out: a port does not
-    // return them (a NIC, af_packet) or only through the kernel's deferred
-    // softirq (UDP loopback, milliseconds on a busy host). This shard's go
-    // straight back into its engine, another shard's through its hand-off
-    // ring where shards share a port (one port per shard: the kernel's).
-    const transport::PeerAddr self = address();
-    const transport::Framing framing = port_->info().framing;
-    const uint16_t base = static_cast<uint16_t>(udp_port_ - index_);
-    for (size_t i = 0; i < filled; i++) {
-      transport::TxSlot& t = st.tx[i];
-      const int to = LocalShard(t, framing, self.ip, base, rt_->num_shards());
-      if (to < 0 || (to != index_ && !rt_->steer_in_software_)) continue;
-      wire::FrameInfo rx = t.addr;
-      rx.src = self.ip;
-      if (to != index_) {
-        HandToShard(static_cast<uint16_t>(to), t, rx);
-      } else if (framing == transport::Framing::kEthernet) {
-        engine_->OnFrame(now, {t.buf, t.len});
-        stats_.looped_back.Add(1);
-      } else {
-        engine_->OnDatagram(now, rx, {t.buf, t.len});
-        stats_.looped_back.Add(1);
-      }
-      t.len = 0;  // not sent
-    }
-    if (st.pacer.enabled()) {
-      uint64_t bytes = 0;
-      for (size_t i = 0; i < filled; i++) bytes += st.tx[i].len;
-      st.pacer.Spend(bytes);
-    }
-    port_->TxBurst(queue_, st.tx.data(), room);
-    sent += filled;
-    if (filled < room || !st.pacer.Ready(now)) {
-      st.tx_want = static_cast<uint16_t>(
-          std::max<size_t>(kFirstTxBurst, std::bit_ceil(std::max<size_t>(filled, 1))));
-      break;
-    }
-    want = static_cast<uint16_t>(std::min<uint32_t>(2u * want, kBurst));
-    st.tx_want = want;
-  }
+  // Packets to this host's own shards never go out: a port does not return
+  // them (a NIC, af_packet) or only through the kernel's deferred softirq (UDP
+  // loopback, milliseconds on a busy host). This shard's go straight back into
+  // its engine, another shard's through its hand-off ring where shards share a
+  // port (one port per shard: the kernel's).
+  const transport::PeerAddr self = address();
+  const transport::Framing framing = port_->info().framing;
+  const uint16_t base = static_cast<uint16_t>(udp_port_ - index_);
+  const size_t sent = port::TxStep(
+      *port_, queue_, *engine_, st.pacer, now, st.tx, &st.tx_step, [&](transport::TxSlot& t) {
+        const int to = LocalShard(t, framing, self.ip, base, rt_->num_shards());
+        if (to < 0 || (to != index_ && !rt_->steer_in_software_)) return;
+        wire::FrameInfo rx = t.addr;
+        rx.src = self.ip;
+        if (to != index_) {
+          HandToShard(static_cast<uint16_t>(to), t, rx);
+        } else if (framing == transport::Framing::kEthernet) {
+          engine_->OnFrame(now, {t.buf, t.len});
+          stats_.looped_back.Add(1);
+        } else {
+          engine_->OnDatagram(now, rx, {t.buf, t.len});
+          stats_.looped_back.Add(1);
+        }
+        t.len = 0;  // not sent
+      });
   if (sent != 0) stats_.tx_packets.Add(sent);
   return sent;
 }

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The metaroce authors
+ */
+
+/**
+ * @file
+ * The transmit step of every loop that drives an engine over a port
+ * (lib/device, lib/runtime): the engine fills port buffers, a hook may take
+ * some back before they go out, the pacer is charged, the port sends.
+ */
+
+#ifndef METAROCE_MR_PORT_TX_H
+#define METAROCE_MR_PORT_TX_H
+
+#include <cstdint>
+#include <span>
+
+#include "absl/functional/function_ref.h"
+#include "mr_port.h"
+#include "mr_port_pacer.h"
+#include "mr_transport.h"
+
+namespace metaroce::port {
+
+/** Transmit buffers asked for first; doubled while the engine fills them all. */
+inline constexpr uint16_t kFirstTxBurst = 4;
+/**
+ * Transmit bursts one step sends at most, so that a sender with a large
+ * window still comes back to receive (ACKs) in time.
+ */
+inline constexpr int kMaxTxBurstsPerStep = 8;
+
+/** What one loop keeps between transmit steps. */
+struct TxStepState {
+  /**
+   * Buffers the next step asks for first. A latency-bound exchange sends one
+   * or two packets per poll, and taking (and giving back) a whole burst of
+   * mbufs for each cost a quarter of the CPU; the next step starts from what
+   * this one needed.
+   */
+  uint16_t want = kFirstTxBurst;
+};
+
+/**
+ * Runs @p engine's timers and sends what it has for @p now through @p queue
+ * of @p port, in bursts of at most @p slots.size() buffers. @p keep is called
+ * for every filled buffer before it is sent; it sets len to 0 to keep the
+ * packet from the port (e.g. one addressed to the loop itself). Returns the
+ * packets the engine filled.
+ */
+size_t TxStep(Port& port, uint16_t queue, transport::Engine& engine, TxPacer& pacer,
+              transport::TimeNs now, std::span<transport::TxSlot> slots, TxStepState* st,
+              absl::FunctionRef<void(transport::TxSlot&)> keep);
+
+}  // namespace metaroce::port
+
+#endif  // METAROCE_MR_PORT_TX_H
