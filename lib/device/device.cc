@@ -4,7 +4,6 @@
 
 #include <time.h>
 
-#include <algorithm>
 
 #include "absl/strings/str_cat.h"
 
@@ -26,29 +25,10 @@ absl::StatusOr<std::unique_ptr<Device>> Device::Open(const DeviceConfig& cfg) {
   }
   std::unique_ptr<Device> d(new Device());
   const port::PortInfo& info = p->info();
-  transport::EngineConfig ec = cfg.engine;
-  ec.local_ip = info.ip;
-  ec.local_mac = info.mac;
-  ec.framing = info.framing;
-  ec.udp_port = info.udp_port;
-  ec.source_ports = info.source_ports;
-  // The largest data packet must fit what the port can send.
-  if (info.max_frame_bytes != 0) {
-    const size_t encap = info.framing == transport::Framing::kEthernet
-                             ? wire::kEthHeaderBytes +
-                                   (info.ip.v6 ? wire::kIpv6HeaderBytes : wire::kIpv4HeaderBytes) +
-                                   wire::kUdpHeaderBytes
-                             : 0;
-    const size_t overhead =
-        encap + wire::PayloadOffset(wire::PacketType::kWriteImm) + wire::kCrcBytes;
-    if (info.max_frame_bytes < overhead + wire::kMinConnPayloadBytes) {
-      return absl::InvalidArgumentError(absl::StrCat("port frames of ", info.max_frame_bytes,
-                                                     " bytes are too small for MetaRoCE packets"));
-    }
-    ec.max_payload =
-        static_cast<uint16_t>(std::min<size_t>(ec.max_payload, info.max_frame_bytes - overhead));
-  }
-  auto engine = transport::Engine::Create(ec, &d->mem_);
+  absl::StatusOr<transport::EngineConfig> ec =
+      port::EngineConfigFor(cfg.engine, info, info.udp_port);
+  if (!ec.ok()) return ec.status();
+  auto engine = transport::Engine::Create(*ec, &d->mem_);
   if (!engine.ok()) return engine.status();
   d->port_ = std::move(p);
   d->engine_ = std::move(*engine);
@@ -61,7 +41,7 @@ absl::StatusOr<std::unique_ptr<Device>> Device::Open(const DeviceConfig& cfg) {
                        ":", info.udp_port);
   if (cfg.telemetry) d->publisher_ = telemetry::Publisher::Create(d->name_);
   MR_LOG(INFO, "device %s: %s port open, %u-byte payloads, %u paths; telemetry engine %lld",
-         d->name_.c_str(), info.driver.c_str(), ec.max_payload, ec.num_paths,
+         d->name_.c_str(), info.driver.c_str(), ec->max_payload, ec->num_paths,
          static_cast<long long>(d->telemetry_index()));
   return d;
 }

@@ -142,6 +142,15 @@ std::vector<const PortDriver*> Drivers();
  */
 absl::StatusOr<std::unique_ptr<Port>> OpenPort(const std::string& spec);
 
+/**
+ * @p base for an engine on a port described by @p info, receiving on
+ * @p udp_port: the port's addresses, framing and source ports, and a payload
+ * no larger than the port's frames carry. Fails when they carry no MetaRoCE
+ * packet at all.
+ */
+absl::StatusOr<transport::EngineConfig> EngineConfigFor(const transport::EngineConfig& base,
+                                                        const PortInfo& info, uint16_t udp_port);
+
 }  // namespace metaroce::port
 
 /**

@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "mr_port.h"
+#include "mr_wire.h"
 
 namespace metaroce::port {
 namespace {
@@ -76,6 +77,32 @@ absl::StatusOr<std::unique_ptr<Port>> OpenPort(const std::string& spec) {
   }
   return absl::NotFoundError(absl::StrCat("no port driver '", args->driver,
                                           "'; drivers built in: ", absl::StrJoin(names, ", ")));
+}
+
+absl::StatusOr<transport::EngineConfig> EngineConfigFor(const transport::EngineConfig& base,
+                                                        const PortInfo& info, uint16_t udp_port) {
+  transport::EngineConfig ec = base;
+  ec.local_ip = info.ip;
+  ec.local_mac = info.mac;
+  ec.framing = info.framing;
+  ec.udp_port = udp_port;
+  ec.source_ports = info.source_ports;
+  if (info.max_frame_bytes == 0) return ec;  // the port takes any size
+  const size_t encap = info.framing == transport::Framing::kEthernet
+                           ? wire::kEthHeaderBytes +
+                                 (info.ip.v6 ? wire::kIpv6HeaderBytes : wire::kIpv4HeaderBytes) +
+                                 wire::kUdpHeaderBytes
+                           : 0;
+  const size_t overhead =
+      encap + wire::PayloadOffset(wire::PacketType::kWriteImm) + wire::kCrcBytes;
+  if (info.max_frame_bytes < overhead + wire::kMinConnPayloadBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(info.driver, " port frames of ",
+                                                   info.max_frame_bytes,
+                                                   " bytes are too small for MetaRoCE packets"));
+  }
+  ec.max_payload =
+      static_cast<uint16_t>(std::min<size_t>(ec.max_payload, info.max_frame_bytes - overhead));
+  return ec;
 }
 
 }  // namespace metaroce::port

@@ -5,7 +5,6 @@
 // Steering decisions: which shard a packet belongs to, which port spec each shard
 // opens, and each shard's engine configuration.
 
-#include <algorithm>
 
 #include "absl/strings/str_cat.h"
 #include "runtime_private.h"
@@ -150,29 +149,9 @@ absl::StatusOr<std::string> SharedPortSpec(const port::PortArgs& args, uint16_t 
 absl::StatusOr<transport::EngineConfig> ShardEngineConfig(const transport::EngineConfig& base,
                                                           const port::PortInfo& info,
                                                           uint16_t udp_port, uint16_t index) {
-  transport::EngineConfig ec = base;
-  ec.local_ip = info.ip;
-  ec.local_mac = info.mac;
-  ec.framing = info.framing;
-  ec.udp_port = udp_port;
-  ec.source_ports = info.source_ports;
-  ec.seed = base.seed == 0 ? 0 : base.seed + index;  // 0: every shard keyed by the OS
-  // The largest data packet must fit what the port can send.
-  if (info.max_frame_bytes != 0) {
-    const size_t encap = info.framing == transport::Framing::kEthernet
-                             ? wire::kEthHeaderBytes +
-                                   (info.ip.v6 ? wire::kIpv6HeaderBytes : wire::kIpv4HeaderBytes) +
-                                   wire::kUdpHeaderBytes
-                             : 0;
-    const size_t overhead =
-        encap + wire::PayloadOffset(wire::PacketType::kWriteImm) + wire::kCrcBytes;
-    if (info.max_frame_bytes < overhead + wire::kMinConnPayloadBytes) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "runtime: port frames of ", info.max_frame_bytes, " bytes are too small for MetaRoCE"));
-    }
-    ec.max_payload =
-        static_cast<uint16_t>(std::min<size_t>(ec.max_payload, info.max_frame_bytes - overhead));
-  }
+  absl::StatusOr<transport::EngineConfig> ec = port::EngineConfigFor(base, info, udp_port);
+  if (!ec.ok()) return ec.status();
+  ec->seed = base.seed == 0 ? 0 : base.seed + index;  // 0: every shard keyed by the OS
   return ec;
 }
 
