@@ -4,7 +4,6 @@
 
 #include <time.h>
 
-
 #include "absl/strings/str_cat.h"
 
 #include "mr_device.h"

@@ -5,7 +5,6 @@
 // Steering decisions: which shard a packet belongs to, which port spec each shard
 // opens, and each shard's engine configuration.
 
-
 #include "absl/strings/str_cat.h"
 #include "runtime_private.h"
 
