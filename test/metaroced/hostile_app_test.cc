@@ -244,6 +244,19 @@ struct Endpoint {
   }
 };
 
+/** Two applications attached to the daemon, each with a QP, a CQ and a region. */
+struct TwoApps {
+  explicit TwoApps(const std::string& sock) : sa(sock), sb(sock), a(&sa), b(&sb) {}
+  void Build() {
+    ASSERT_EQ(sa.Hello(), 0);
+    ASSERT_EQ(sb.Hello(), 0);
+    ASSERT_NO_FATAL_FAILURE(a.Build());
+    ASSERT_NO_FATAL_FAILURE(b.Build());
+  }
+  Session sa, sb;
+  Endpoint a, b;
+};
+
 class HostileAppTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -369,12 +382,9 @@ TEST_F(HostileAppTest, MalformedControlMessagesAreRefusedAndTheDaemonServesOn) {
 }
 
 TEST_F(HostileAppTest, AnotherApplicationsHandlesAndKeysReachNothing) {
-  Session sa(sock_), sb(sock_);
-  ASSERT_EQ(sa.Hello(), 0);
-  ASSERT_EQ(sb.Hello(), 0);
-  Endpoint a(&sa), b(&sb);
-  ASSERT_NO_FATAL_FAILURE(a.Build());
-  ASSERT_NO_FATAL_FAILURE(b.Build());
+  TwoApps apps(sock_);
+  ASSERT_NO_FATAL_FAILURE(apps.Build());
+  auto& [sa, sb, a, b] = apps;
   // B names objects only A has (A holds more PDs than B): they are not B's.
   int st;
   sa.Handle(Op::kAllocPd, nullptr, 0, &st);
@@ -504,12 +514,9 @@ struct SharedRq {
 };
 
 TEST_F(HostileAppTest, ABrokenSharedReceiveQueueFailsOnlyItself) {
-  Session sa(sock_), sb(sock_);
-  ASSERT_EQ(sa.Hello(), 0);
-  ASSERT_EQ(sb.Hello(), 0);
-  Endpoint a(&sa), b(&sb);
-  ASSERT_NO_FATAL_FAILURE(a.Build());
-  ASSERT_NO_FATAL_FAILURE(b.Build());
+  TwoApps apps(sock_);
+  ASSERT_NO_FATAL_FAILURE(apps.Build());
+  auto& [sa, sb, a, b] = apps;
   SharedRq good(&sa, a.pd), foreign(&sa, a.pd), runaway(&sa, a.pd);
   ASSERT_EQ(good.st, 0);
   ASSERT_EQ(foreign.st, 0);
