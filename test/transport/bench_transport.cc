@@ -983,6 +983,52 @@ class Pair {
     for (size_t i = 0; i < m; i++) a_->OnFrame(now_, {sb_[i].buf, sb_[i].len});
   }
 
+  /**
+   * Gives each engine @p n more connections of its paths, each with one QP,
+   * to peers that then go silent: a host's idle connections. They stay quiet
+   * for the measurement (the first keep-alive is due after
+   * config::kKeepaliveNs of silence, seconds of this synthetic clock).
+   */
+  void AddIdleConnections(uint32_t n) {
+    for (uint32_t i = 0; i < n; i++) {
+      for (int side = 0; side < 2; side++) {
+        tr::Engine& e = side == 0 ? *a_ : *b_;
+        const tr::PeerAddr& self = side == 0 ? addr_a_ : addr_b_;
+        tr::EngineConfig cfg;
+        cfg.num_paths = kNumPaths;
+        cfg.framing = tr::Framing::kEthernet;
+        cfg.local_ip =
+            wire::IpAddr::V4(10, static_cast<uint8_t>(1 + side), static_cast<uint8_t>(i / 250),
+                             static_cast<uint8_t>(1 + i % 250));
+        cfg.local_mac = wire::MacAddr{{2, 1, 0, static_cast<uint8_t>(side),
+                                       static_cast<uint8_t>(i >> 8), static_cast<uint8_t>(i)}};
+        cfg.seed = 1000 + 2 * i + side;
+        const tr::PeerAddr peer_addr{cfg.local_ip, cfg.local_mac, cfg.udp_port};
+        auto peer = Must(tr::Engine::Create(cfg, &mem_), "Engine::Create");
+        tr::QpAttr at;
+        at.pd = Must(peer->AllocPd(), "AllocPd");
+        at.send_cq = at.recv_cq = Must(peer->CreateCq(64), "CreateCq");
+        const uint32_t peer_qp = Must(peer->CreateQp(at), "CreateQp");
+        at.pd = side == 0 ? pd_a_ : pd_b_;
+        at.send_cq = at.recv_cq = side == 0 ? cq_a_ : cq_b_;
+        const uint32_t own_qp = Must(e.CreateQp(at), "CreateQp");
+        MustOk(e.ConnectQp(own_qp, peer_addr, peer_qp), "ConnectQp");
+        MustOk(peer->ConnectQp(peer_qp, self, own_qp), "ConnectQp");
+        bool up = false;
+        for (int r = 0; r < 100 && !up; r++) {
+          now_ += kStepNs;
+          const size_t k = e.PollTx(now_, sa_);
+          for (size_t j = 0; j < k; j++) peer->OnFrame(now_, {sa_[j].buf, sa_[j].len});
+          const size_t m = peer->PollTx(now_, sb_);
+          for (size_t j = 0; j < m; j++) e.OnFrame(now_, {sb_[j].buf, sb_[j].len});
+          up = tr::EnginePeer::Established(e, peer_addr.ip) &&
+               tr::EnginePeer::Established(*peer, self.ip);
+        }
+        if (!up) Die("an idle connection did not come up");
+      }
+    }
+  }
+
   const std::vector<uint32_t>& qa() const { return qa_; }
   const std::vector<uint32_t>& qb() const { return qb_; }
   const tr::PeerAddr& addr_b() const { return addr_b_; }
@@ -1026,6 +1072,7 @@ struct CostRow {
   uint32_t msg_bytes = 0;
   uint32_t payload = 0;  ///< bytes per data packet
   uint32_t qps = 0, depth = 0, signal_every = 0;
+  uint32_t conns = 1;  ///< connections per engine: the busy one and conns - 1 idle ones
   double seconds = 0, cpu_seconds = 0;
   uint64_t data_pkts = 0, acks = 0, frames = 0, retx = 0, msgs = 0;
   double pps = 0, ns_per_pkt = 0, acks_per_pkt = 0, payload_gbps = 0;
@@ -1034,8 +1081,10 @@ struct CostRow {
 void FillBusy(Pair& p, BusyState* busy);
 
 CostRow RunCost(const char* name, uint32_t msg_bytes, uint32_t qps, uint32_t depth,
-                uint32_t signal_every, double seconds, BusyState* busy = nullptr) {
+                uint32_t signal_every, double seconds, BusyState* busy = nullptr,
+                uint32_t conns = 1) {
   CostRow r;
+  r.conns = conns;
   r.name = name;
   r.msg_bytes = msg_bytes;
   r.payload = std::min<uint32_t>(msg_bytes, 4096);
@@ -1049,6 +1098,7 @@ CostRow RunCost(const char* name, uint32_t msg_bytes, uint32_t qps, uint32_t dep
   const tr::MrInfo mr_a = p.RegA(src);
   const tr::MrInfo mr_b = p.RegB(dst);
   p.Connect();
+  p.AddIdleConnections(conns - 1);
 
   std::vector<uint64_t> posted(qps), completed(qps);
   uint64_t msgs = 0;
@@ -1252,9 +1302,12 @@ PeerRow RunCrc(const char* name, double seconds) {
   return r;
 }
 
+constexpr double kIdleGrowthGoal = 1.10;  // 1 busy among 4096 connections vs among 1
+
 struct CostFigure {
   double seconds = 0;
   std::vector<CostRow> rows;
+  std::vector<CostRow> idle;  ///< one busy connection among 1, 64, 4096
   PeerRow codec_64, codec_4k, codec_ack, copy_64, copy_4k, crc_4k;
   double wall_s = 0;
 };
@@ -1267,6 +1320,11 @@ CostFigure RunCostFigure(const Options& o) {
   f.rows.push_back(RunCost("64 B WRITEs (1 pkt each)", 64, 4, 128, 16, f.seconds));
   f.rows.push_back(RunCost("4 KiB WRITEs (1 pkt each)", 4096, 4, 128, 16, f.seconds));
   f.rows.push_back(RunCost("1 MiB WRITEs (4 KiB pkts)", kMsgBytes, 4, 2, 1, f.seconds));
+  for (const uint32_t conns : {1u, 64u, 4096u}) {
+    if (Progress(o)) std::fprintf(stderr, "  engine cost, %u connections...\r", conns);
+    const std::string name = "64 B WRITEs, 1 of " + std::to_string(conns) + " conns";
+    f.idle.push_back(RunCost(name.c_str(), 64, 4, 128, 16, f.seconds, nullptr, conns));
+  }
   const double ps = f.seconds / 2;
   f.codec_64 = RunCodec("EncodeFrame+ParseFrame, WRITE 64 B", false, 64, ps);
   f.codec_4k = RunCodec("EncodeFrame+ParseFrame, WRITE 4 KiB", false, 4096, ps);
@@ -1313,6 +1371,17 @@ void PrintCostText(const CostFigure& f) {
                 r.depth, r.pps / 1e6, r.ns_per_pkt, r.acks_per_pkt, r.payload_gbps,
                 r.cpu_seconds / r.seconds, r.pps >= kCostGoalPps ? "PASS" : "MISS",
                 r.retx != 0 ? " (retransmissions seen: harness problem)" : "");
+  }
+  std::printf(
+      "# idle scaling: the same 64 B workload on one connection while each engine holds\n# "
+      "conns - 1 more, idle (%u paths and one QP each, peers silent); goal: <= %.2f x the cost "
+      "of 1\n",
+      kNumPaths, kIdleGrowthGoal);
+  for (const CostRow& r : f.idle) {
+    const double ratio = r.ns_per_pkt / f.idle[0].ns_per_pkt;
+    std::printf("%-28s %4u %5u | %8.2f M %8.1f %8.3f %7.2f %5.2f | %.2f x %s\n", r.name.c_str(),
+                r.qps, r.depth, r.pps / 1e6, r.ns_per_pkt, r.acks_per_pkt, r.payload_gbps,
+                r.cpu_seconds / r.seconds, ratio, ratio <= kIdleGrowthGoal ? "PASS" : "MISS");
   }
   std::printf("# peers measured in the same run, same core:\n");
   std::printf("%-48s | %10s %8s\n", "peer", "ops/s", "ns/op");
@@ -1372,6 +1441,18 @@ void CostJson(Json& j, const CostFigure& f) {
     j.Num("copy_ns", b.copy_ns);
     j.Num("rest_ns", b.rest_ns);
     j.Bool("goal_met", r.pps >= kCostGoalPps);
+    j.Close('}');
+  }
+  j.Close(']');
+  j.Open("idle_scaling", '[');
+  for (const CostRow& r : f.idle) {
+    j.Open(nullptr, '{');
+    j.Int("connections", r.conns);
+    j.Int("data_pkts", r.data_pkts);
+    j.Num("cpu_seconds", r.cpu_seconds);
+    j.Num("ns_per_pkt", r.ns_per_pkt);
+    j.Num("vs_one", r.ns_per_pkt / f.idle[0].ns_per_pkt);
+    j.Bool("goal_met", r.ns_per_pkt / f.idle[0].ns_per_pkt <= kIdleGrowthGoal);
     j.Close('}');
   }
   j.Close(']');
