@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The metaroce authors
+ */
+
+// Loss and path health: what is lost (SACK holes past the reorder window,
+// timeouts), what goes again, and when a path is given up.
+
+#include <algorithm>
+
+#include "engine_private.h"
+
+namespace metaroce::transport {
+
+// ---- Loss and path health ----
+
+void EngineImpl::AdvanceUna(TxPath* path) {
+  while (path->una != path->next_psn && !path->At(path->una).live) path->una++;
+}
+
+void EngineImpl::DeclareLost(TimeNs now, Connection* c, TxPath* path, uint32_t psn, bool by_rto) {
+  Inflight& e = path->At(psn);
+  if (!e.live) return;
+  e.live = false;
+  path->inflight--;
+  c->inflight--;
+  path->lost_pkts++;
+  if (by_rto) {
+    stats.lost_detected_rto++;
+  } else {
+    stats.lost_detected_sack++;
+  }
+  // A lost extra copy (tail-loss probe, rescue) sends nothing again and does
+  // not count against the path's health: in a stall, copies of one chunk
+  // would otherwise multiply and fail healthy paths.
+  if (e.copy) return;
+  path->health_lost++;
+  TxMsg* m = Msg(c, e.msg);
+  if (m == nullptr || m->done || e.epoch != m->epoch || e.probe || m->delivered.Test(e.chunk)) {
+    return;
+  }
+  // Exactly this chunk goes again at once, on the same path unless it timed out.
+  c->retx.push_back(RetxChunk{e.msg, e.chunk, 1,
+                              static_cast<uint16_t>(by_rto ? UINT16_MAX : path->id), UINT16_MAX,
+                              RetxKind::kLoss});
+  (void)now;
+}
+
+void EngineImpl::DetectLoss(TimeNs now, Connection* c, TxPath* path) {
+  path->reorder_at = kNever;
+  if (!path->has_acked) return;
+  // RACK-style: a packet overtaken by a later one of its own path is lost
+  // once it is reorder_window_ns later than an RTT after it was sent; until
+  // then the path may just have reordered it (adaptive routing).
+  const TimeNs wait = path->srtt + cfg.reorder_window_ns;
+  for (uint32_t psn = path->una; wire::SeqLt(psn, path->highest_acked) && psn != path->next_psn;
+       psn++) {
+    const Inflight& e = path->At(psn);
+    if (!e.live) continue;
+    if (e.sent_at + wait <= now) {
+      DeclareLost(now, c, path, psn, false);
+    } else {
+      path->reorder_at = std::min(path->reorder_at, e.sent_at + wait);
+    }
+  }
+}
+
+// A path that keeps losing while the others do not sits on a bad link (a
+// gray failure): give it up and re-probe it on another source port. Loss
+// that hits every path alike is left alone; moving would not help.
+void EngineImpl::CheckPathHealth(TimeNs now, Connection* c, TxPath* path) {
+  path->loss_ratio = static_cast<double>(path->health_lost) / path->health_sent;
+  path->health_sent = 0;
+  path->health_lost = 0;
+  double others = 0;
+  uint32_t active = 0;
+  for (const TxPath& p : c->paths) {
+    if (&p == path || p.state != PathState::kActive) continue;
+    others += p.loss_ratio;
+    active++;
+  }
+  if (active == 0) return;  // never give up the last path for loss alone
+  others /= active;
+  const double limit = cfg.path_fail_loss_pct / 100.0;
+  if (path->loss_ratio >= limit && path->loss_ratio > 3 * others + 0.05) {
+    stats.path_loss_failures++;
+    FailPath(now, c, path);
+  }
+}
+
+void EngineImpl::FailPath(TimeNs now, Connection* c, TxPath* path) {
+  path->state = PathState::kFailed;
+  path->failures++;
+  stats.path_failures++;
+  for (uint32_t psn = path->una; psn != path->next_psn; psn++) DeclareLost(now, c, path, psn, true);
+  AdvanceUna(path);
+  path->failed_at = now;
+  path->probe_at = now + cfg.path_probe_interval_ns;
+  path->unanswered_probes = 0;
+  bool all_failed = true;
+  for (const TxPath& p : c->paths) all_failed &= p.state == PathState::kFailed;
+  if (all_failed && c->all_failed_since == kNever) c->all_failed_since = now;
+}
+
+void EngineImpl::PathTimeout(TimeNs now, Connection* c, TxPath* path) {
+  const TimeNs stuck_since = path->At(path->una).sent_at;
+  for (uint32_t psn = path->una; psn != path->next_psn; psn++) {
+    const Inflight& e = path->At(psn);
+    if (e.live && e.sent_at + path->rto <= now) DeclareLost(now, c, path, psn, true);
+  }
+  AdvanceUna(path);
+  path->rto = std::min(path->rto * 2, cfg.rto_max_ns);
+  if (++path->timeouts < cfg.path_fail_timeouts) return;
+  // A path is bad when the others get through and it does not. When no
+  // other active path has been acknowledged since this one's oldest packet
+  // went out, the peer (or this host) stalled: failing paths would not help,
+  // and silence fails the connection if the peer is gone.
+  bool others = false, others_progress = false;
+  for (const TxPath& p : c->paths) {
+    if (&p == path || p.state != PathState::kActive) continue;
+    others = true;
+    others_progress |= p.progress_at >= stuck_since;
+  }
+  if (!others || others_progress) FailPath(now, c, path);
+}
+
+}  // namespace metaroce::transport

@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The metaroce authors
+ */
+
+// Timers and work lists. A poll visits only the connections on the active
+// list (something happened to them since: a packet, a verb, a timer) and
+// pops the timer heap for the rest, so its cost follows activity, not the
+// number of connections.
+
+#include <algorithm>
+
+#include "engine_private.h"
+
+namespace metaroce::transport {
+
+// ---- Timers ----
+
+TimeNs EngineImpl::TlpWait(const TxPath& p) const {
+  return p.has_rtt ? std::max<TimeNs>(2 * p.srtt, cfg.tlp_min_ns) : p.rto / 2;
+}
+
+TimeNs EngineImpl::TlpDeadline(const TxPath& p) const { return p.last_sent_at + TlpWait(p); }
+
+TimeNs EngineImpl::RescueDeadline(const TxPath& p) const { return p.last_sent_at + 2 * TlpWait(p); }
+
+void EngineImpl::QueueNewest(Connection* c, TxPath* path, uint16_t prefer, uint16_t avoid) {
+  for (uint32_t psn = path->next_psn; psn != path->una;) {
+    const Inflight& e = path->At(--psn);
+    if (!e.live) continue;
+    c->retx.push_back(RetxChunk{e.msg, e.chunk, 1, prefer, avoid, RetxKind::kTailLoss});
+    return;
+  }
+}
+
+void EngineImpl::ConnTimers(TimeNs now, Connection* c) {
+  if (c->state != ConnState::kEstablished) return;
+  for (TxPath& path : c->paths) {
+    if (path.state != PathState::kActive || path.inflight == 0) continue;
+    if (path.reorder_at <= now) {
+      DetectLoss(now, c, &path);
+      AdvanceUna(&path);
+      if (path.inflight == 0) continue;
+    }
+    if (path.At(path.una).sent_at + path.rto <= now) {
+      PathTimeout(now, c, &path);
+    } else if (cfg.tail_loss_probe && !path.tlp_sent && TlpDeadline(path) <= now) {
+      // Tail-loss probe: nothing was sent for a while and the newest packets
+      // are unacknowledged. Send the newest again on this path; its ACK shows
+      // any gap before it, which SACK recovery repairs long before the RTO.
+      QueueNewest(c, &path, path.id, UINT16_MAX);
+      stats.tail_loss_probes++;
+      path.tlp_sent = true;
+    } else if (cfg.tail_loss_probe && path.tlp_sent && !path.rescue_sent &&
+               RescueDeadline(path) <= now) {
+      // The probe went unanswered too: the path may be dead (a blackhole).
+      // Send the newest chunk once more on another path, so the operation
+      // completes now, and the other path's progress while this one stays
+      // silent marks this one as the problem at its RTO.
+      if (path.progress_at < path.last_sent_at) {
+        QueueNewest(c, &path, UINT16_MAX, path.id);
+        stats.tail_loss_rescues++;
+      }
+      path.rescue_sent = true;
+    }
+  }
+  if (c->all_failed_since != kNever && now - c->all_failed_since >= cfg.conn_fail_after_ns) {
+    FailConnection(c);
+    return;
+  }
+  // A peer that died while we only wait (posted receives, nothing in flight)
+  // is found by keep-alive probes: silence for conn_fail_after_ns fails the
+  // connection, as every path failing would.
+  if (c->qps.empty()) {
+    // No local QP uses it: close it after a while, so that no peer holds
+    // state here for good.
+    if (c->idle_since == kNever) c->idle_since = now;
+    if (now - c->idle_since >= cfg.conn_idle_ns) {
+      stats.conn_idle_closed++;
+      c->close_pending = true;
+      c->close_reason = wire::ConnReason::kTimeout;
+      return;
+    }
+  }
+  if (!c->qps.empty()) {
+    if (c->qps_rejoined) {
+      c->qps_rejoined = false;
+      c->last_rx_at = std::max(c->last_rx_at, now);
+    }
+    if (now - c->last_rx_at >= cfg.conn_fail_after_ns) {
+      FailConnection(c);
+      return;
+    }
+    if (now - c->last_rx_at >= cfg.keepalive_ns && now >= c->keepalive_at) {
+      c->keepalive_pending = true;
+      c->keepalive_at = now + cfg.keepalive_ns;
+    }
+  }
+  if (c->probe_min > now) return;
+  c->probe_min = kNever;
+  for (uint32_t qpn : c->qps) {
+    Qp* qp = FindQp(qpn);
+    if (qp == nullptr || qp->state != QpState::kReady) continue;
+    for (size_t i = 0; i < qp->sq_sched && i < qp->sq.size(); i++) {
+      const MsgRef ref = qp->sq[i];
+      TxMsg* m = Msg(c, ref);
+      if (m == nullptr || m->done) continue;
+      if (m->rnr_resume_at <= now) {
+        m->rnr_resume_at = kNever;
+        Ready(c, ref);
+      } else if (m->probe_at <= now) {
+        if (m->retries_left == 0) {
+          m->status = WcStatus::kRetryExcErr;
+          m->done = true;
+          FailQp(qp, WcStatus::kWrFlushErr);
+          break;
+        }
+        m->retries_left--;
+        stats.msg_probes++;
+        c->retx.push_back(
+            RetxChunk{ref, m->num_chunks - 1, 1, UINT16_MAX, UINT16_MAX, RetxKind::kMsgProbe});
+        m->probe_backoff = std::min(m->probe_backoff * 2, cfg.msg_probe_max_ns);
+        m->probe_at = now + m->probe_backoff;
+      }
+      c->probe_min = std::min({c->probe_min, m->probe_at, m->rnr_resume_at});
+    }
+  }
+}
+
+void EngineImpl::RunTimers(TimeNs now) {
+  for (size_t i = 0; i < conn_order.size(); i++) {
+    Connection* c = FindConn(conn_order[i]);
+    if (c != nullptr && ConnDeadline(c) <= now) ConnTimers(now, c);
+  }
+}
+
+TimeNs EngineImpl::ConnDeadline(const Connection* c) const {
+  if (c->state == ConnState::kFailed) return kNever;
+  if (c->state == ConnState::kConnecting) return c->req_at;
+  TimeNs t = c->probe_min;
+  if (c->close_pending) return 0;
+  if (c->qps.empty())
+    t = c->idle_since == kNever ? 0 : std::min(t, c->idle_since + cfg.conn_idle_ns);
+  for (const TxPath& p : c->paths) {
+    if (p.state == PathState::kActive && p.inflight != 0) {
+      t = std::min({t, p.At(p.una).sent_at + p.rto, p.reorder_at});
+      if (cfg.tail_loss_probe && !p.tlp_sent) t = std::min(t, TlpDeadline(p));
+      if (cfg.tail_loss_probe && p.tlp_sent && !p.rescue_sent) t = std::min(t, RescueDeadline(p));
+    } else if (p.state == PathState::kFailed) {
+      t = std::min(t, p.probe_at);
+    }
+  }
+  for (uint16_t id : c->ack_queue) {
+    const RxPath& rx = c->rx_paths[id];
+    t = std::min(t, rx.ack_now ? 0 : rx.ack_due);
+  }
+  if (c->all_failed_since != kNever) t = std::min(t, c->all_failed_since + cfg.conn_fail_after_ns);
+  if (!c->qps.empty()) {
+    t = std::min({t, std::max(c->last_rx_at + cfg.keepalive_ns, c->keepalive_at),
+                  c->last_rx_at + cfg.conn_fail_after_ns});
+  }
+  return t;
+}
+
+TimeNs EngineImpl::NextDeadline() const {
+  TimeNs t = loose_tx.empty() ? kNever : 0;
+  for (uint32_t id : conn_order) {
+    auto it = conns.find(id);
+    if (it != conns.end()) t = std::min(t, ConnDeadline(it->second.get()));
+  }
+  return t;
+}
+
+bool EngineImpl::HasPendingTx() const {
+  if (!loose_tx.empty()) return true;
+  for (uint32_t id : conn_order) {
+    const Connection* c = conns.at(id).get();
+    if (c->state == ConnState::kFailed) continue;
+    if (c->state == ConnState::kConnecting) continue;  // CONN_REQ is timer driven
+    if (c->close_pending || c->accept_pending || !c->probe_replies.empty() || !c->naks.empty())
+      return true;
+    for (uint16_t pid : c->ack_queue) {
+      if (c->rx_paths[pid].ack_now) return true;
+    }
+    if (c->retx.empty() && c->ready.empty()) continue;
+    for (const TxPath& p : c->paths) {
+      if (PathHasRoom(c, p)) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace metaroce::transport
