@@ -46,7 +46,7 @@ echo "release build and tests: $(( $(date +%s) - start )) s"
 
 if [ "$sanitize" = 1 ]; then
   start=$(date +%s)
-  setup build-asan -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
+  setup build-asan -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug -Dengine_checks=true
   ninja -C build-asan
   rm -rf build-asan/test-results
   UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \

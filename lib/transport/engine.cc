@@ -263,6 +263,7 @@ absl::Status EngineImpl::DestroyQp(uint32_t qpn) {
   Qp* qp = FindQp(qpn);
   if (qp == nullptr) return absl::NotFoundError(absl::StrCat("no QP ", qpn));
   if (Connection* c = qp->connection) {
+    Touch(c);  // its deadline changes (no QP left: the idle clock starts)
     for (const MsgRef& r : qp->sq) FreeMsg(c, r);
     // Its READ and atomic responses go too: nothing may wait behind them.
     for (uint32_t i = 0; i < c->msgs.size(); i++) {
@@ -305,6 +306,7 @@ absl::Status EngineImpl::ConnectQp(uint32_t qpn, const PeerAddr& peer, uint32_t 
   qp->remote_qpn = remote_qpn;
   qp->state = QpState::kReady;
   c->qps.push_back(qpn);
+  Touch(c);
   return absl::OkStatus();
 }
 
@@ -333,6 +335,7 @@ absl::Status EngineImpl::PostSend(TimeNs now, uint32_t qpn, const SendWr& wr) {
     return absl::InvalidArgumentError("an atomic needs exactly one 8-byte SGE for the result");
   }
   Connection* c = qp->connection;
+  Touch(c);
   MsgRef ref = AllocMsg(c);
   TxMsg* m = Msg(c, ref);
   m->qpn = qpn;
@@ -501,11 +504,13 @@ void EngineImpl::Ready(Connection* c, MsgRef r) {
   if (m == nullptr || m->on_ready) return;
   m->on_ready = true;
   c->ready.push_back(r);
+  Touch(c);
 }
 
 void EngineImpl::ReleaseSends(Qp* qp) {
   Connection* c = qp->connection;
   if (c == nullptr || c->state != ConnState::kEstablished || qp->state != QpState::kReady) return;
+  Touch(c);
   while (qp->sq_sched < qp->sq.size()) {
     const MsgRef ref = qp->sq[qp->sq_sched];
     TxMsg* m = Msg(c, ref);
@@ -568,6 +573,7 @@ absl::Status EngineImpl::UpdateQp(uint32_t qpn, const QpAttr& a) {
   qp->attr.retry_cnt = a.retry_cnt;
   qp->attr.rnr_retry = a.rnr_retry;
   qp->attr.min_rnr_delay_ns = a.min_rnr_delay_ns;
+  Touch(qp->connection);
   return absl::OkStatus();
 }
 
@@ -646,6 +652,7 @@ void EngineImpl::FailQp(Qp* qp, WcStatus rest) {
   qp->state = QpState::kError;
   qp->flushed = true;
   Connection* c = qp->connection;
+  Touch(c);
   for (const MsgRef& r : qp->sq) {
     TxMsg* m = Msg(c, r);
     if (m != nullptr && !m->done) {
@@ -665,6 +672,7 @@ void EngineImpl::FailConnection(Connection* c) {
   if (c->state == ConnState::kFailed) return;
   c->state = ConnState::kFailed;
   reap_pending = true;
+  Touch(c);
   if (!c->close_pending) stats.conn_failures++;  // a polite close is no failure
   for (uint32_t qpn : c->qps) {
     Qp* qp = FindQp(qpn);

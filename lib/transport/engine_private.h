@@ -227,6 +227,9 @@ struct Connection {
   bool qps_rejoined = false;
   TimeNs keepalive_at = 0;  ///< earliest next keep-alive probe
   bool keepalive_pending = false;
+  // Work lists (timers.cc).
+  bool on_active = false;    ///< on the engine's active list
+  TimeNs timer_at = kNever;  ///< its live timer-heap entry (kNever: none); <= its deadline
   // Observability only (GetConnections): packets and bytes sent on it, valid
   // packets and bytes received on it, and the CE-marked data packets among them.
   uint64_t tx_pkts = 0, tx_bytes = 0, rx_pkts = 0, rx_bytes = 0, rx_ce_pkts = 0;
@@ -408,7 +411,21 @@ class EngineImpl {
   uint32_t next_pd = 1;
   uint32_t next_cq = 1;
   uint32_t next_qpn = 1;
-  uint32_t tx_cursor = 0;     ///< connection round robin in PollTx
+  /**
+   * Work lists (timers.cc). A connection that may have something to send or
+   * a changed deadline is on `active` (Touch); every other one has a timer
+   * entry no later than its deadline, or needs none. A poll visits the active
+   * list and the due entries only, so idle connections cost nothing.
+   */
+  struct Timer {
+    TimeNs at;
+    uint32_t conn;
+  };
+  std::vector<uint32_t> active;    ///< local ids, in the order they got work
+  std::vector<uint32_t> visiting;  ///< PollTx's copy of the active list
+  std::vector<uint32_t> more;      ///< visited and still busy when the slots ran out
+  /** Min-heap by `at` (mutable: NextDeadline settles its top); moved or gone entries are stale. */
+  mutable std::vector<Timer> timers;
   bool reap_pending = false;  ///< a failed connection may have no QP left: forget it
   uint32_t rx_len = 0;  ///< bytes of the frame or datagram being handled (per-connection counters)
 
@@ -473,11 +490,27 @@ class EngineImpl {
   void Delivered(TimeNs now, Connection* c, TxPath* path, uint32_t psn);
   void MarkAckPending(Connection* c, uint16_t path_id);
 
-  // ---- transmit and timers (tx.cc) ----
-  void ReapFailed();  ///< forgets failed connections no QP refers to
-  void RunTimers(TimeNs now);
+  // ---- work lists and timers (timers.cc) ----
+  /** @p c may have something to send, or its deadline moved: the next poll visits it. */
+  void Touch(Connection* c);
+  /** After a visit: a timer entry for @p c no later than its deadline. */
+  void Schedule(Connection* c);
+  void RunTimers(TimeNs now);  ///< connections whose deadline is due join the active list
+  /** Drops stale entries and moves early ones until the top is its connection's deadline. */
+  void SettleTimers() const;
+  void PushTimer(Connection* c, TimeNs at) const;
+  Timer PopTimer() const;
+  Connection* TimerOwner(const Timer& t) const;  ///< nullptr: the entry is stale
+  /** Visits the active list: timers due, then packets into @p slots. */
+  size_t VisitActive(TimeNs now, std::span<TxSlot> slots);
+  bool ConnHasPendingTx(const Connection* c) const;
+  /** engine_checks builds: aborts unless every connection obeys the work-list rules. */
+  void CheckWorkLists(const char* where) const;
   void ConnTimers(TimeNs now, Connection* c);
   TimeNs ConnDeadline(const Connection* c) const;
+
+  // ---- transmit (tx.cc) ----
+  void ReapFailed();  ///< forgets failed connections no QP refers to
   size_t ConnTx(TimeNs now, Connection* c, std::span<TxSlot> slots);
   bool PathHasRoom(const Connection* c, const TxPath& p) const;
   TxPath* PickPath(Connection* c, int prefer, int avoid = -1);

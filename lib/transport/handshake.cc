@@ -100,6 +100,7 @@ bool EngineImpl::MakeRoomFor(const wire::IpAddr& ip) {
   // connections with QPs never do, whatever peers send.
   if (idle == nullptr) return false;
   stats.conn_evicted++;
+  Touch(idle);
   idle->close_pending = true;
   idle->close_reason = wire::ConnReason::kNoResources;
   return true;
@@ -118,6 +119,7 @@ Connection* EngineImpl::NewConnection(const PeerAddr& peer) {
   conn_by_peer[PeerKey{peer.ip, peer.udp_port}] = raw->local_id;
   conn_order.push_back(raw->local_id);
   conns[raw->local_id] = std::move(c);
+  Touch(raw);  // its CONN_REQ is due
   return raw;
 }
 
@@ -218,6 +220,7 @@ void EngineImpl::HandleConn(TimeNs now, const wire::FrameInfo& from, const wire:
     stats.rx_unknown_conn++;
     return;
   }
+  Touch(c);
   switch (p.type) {
     case PacketType::kConnRetry:
       // The peer wants proof that we receive at our address: come back with
@@ -316,6 +319,7 @@ void EngineImpl::HandleConnReq(TimeNs now, const wire::FrameInfo& from, const wi
   }
   if (c->state == ConnState::kConnecting) Establish(now, c, b);  // also a simultaneous open
   c->peer.mac = from.eth_src;
+  Touch(c);
   c->accept_pending = true;
   c->accept_nonce = b.nonce;
   for (uint32_t qpn : moving) MoveQp(FindQp(qpn), old, c);
@@ -354,6 +358,8 @@ void EngineImpl::MoveQp(Qp* qp, Connection* from, Connection* to) {
   qp->rx_mark = to->rx_pkts;
   to->qps.push_back(qp->qpn);
   to->idle_since = kNever;
+  Touch(to);
+  Touch(from);
   ReleaseSends(qp);
 }
 

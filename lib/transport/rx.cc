@@ -114,6 +114,7 @@ void EngineImpl::HandlePacket(TimeNs now, const wire::FrameInfo& from, const wir
     stats.rx_wrong_source++;
     return;
   }
+  Touch(c);
   c->last_rx_at = now;
   c->rx_pkts++;
   c->rx_bytes += rx_len;

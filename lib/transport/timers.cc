@@ -8,6 +8,8 @@
 // number of connections.
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 
 #include "engine_private.h"
 
@@ -126,13 +128,6 @@ void EngineImpl::ConnTimers(TimeNs now, Connection* c) {
   }
 }
 
-void EngineImpl::RunTimers(TimeNs now) {
-  for (size_t i = 0; i < conn_order.size(); i++) {
-    Connection* c = FindConn(conn_order[i]);
-    if (c != nullptr && ConnDeadline(c) <= now) ConnTimers(now, c);
-  }
-}
-
 TimeNs EngineImpl::ConnDeadline(const Connection* c) const {
   if (c->state == ConnState::kFailed) return kNever;
   if (c->state == ConnState::kConnecting) return c->req_at;
@@ -161,32 +156,182 @@ TimeNs EngineImpl::ConnDeadline(const Connection* c) const {
   return t;
 }
 
+// ---- Work lists ----
+
+namespace {
+
+// std::*_heap keep the largest on top: "later" makes it the earliest.
+bool Later(const EngineImpl::Timer& a, const EngineImpl::Timer& b) { return a.at > b.at; }
+
+}  // namespace
+
+void EngineImpl::Touch(Connection* c) {
+  if (c == nullptr || c->on_active) return;
+  c->on_active = true;
+  active.push_back(c->local_id);
+}
+
+void EngineImpl::PushTimer(Connection* c, TimeNs at) const {
+  c->timer_at = at;
+  if (at == kNever) return;
+  timers.push_back(Timer{at, c->local_id});
+  std::push_heap(timers.begin(), timers.end(), Later);
+}
+
+EngineImpl::Timer EngineImpl::PopTimer() const {
+  std::pop_heap(timers.begin(), timers.end(), Later);
+  const Timer t = timers.back();
+  timers.pop_back();
+  return t;
+}
+
+Connection* EngineImpl::TimerOwner(const Timer& t) const {
+  auto it = conns.find(t.conn);
+  if (it == conns.end() || it->second->timer_at != t.at) return nullptr;  // stale
+  return it->second.get();
+}
+
+void EngineImpl::Schedule(Connection* c) {
+  // An entry no later than the deadline stays: a deadline that moved later
+  // (each packet sent moves its path's RTO) costs nothing until that entry
+  // reaches the top, where it is moved once (SettleTimers).
+  const TimeNs at = ConnDeadline(c);
+  if (at < c->timer_at) PushTimer(c, at);
+}
+
+void EngineImpl::RunTimers(TimeNs now) {
+  while (!timers.empty() && timers.front().at <= now) {
+    const Timer t = PopTimer();
+    Connection* c = TimerOwner(t);
+    if (c == nullptr) continue;
+    const TimeNs at = ConnDeadline(c);
+    if (at > now) {
+      PushTimer(c, at);  // it moved later: nothing is due yet
+      continue;
+    }
+    c->timer_at = kNever;
+    Touch(c);
+  }
+}
+
+void EngineImpl::SettleTimers() const {
+  while (!timers.empty()) {
+    const Timer& top = timers.front();
+    Connection* c = TimerOwner(top);
+    if (c != nullptr) {
+      const TimeNs at = ConnDeadline(c);
+      if (at == top.at) return;
+      PopTimer();
+      PushTimer(c, at);
+    } else {
+      PopTimer();
+    }
+  }
+}
+
+size_t EngineImpl::VisitActive(TimeNs now, std::span<TxSlot> slots) {
+  size_t n = 0;
+  visiting.swap(active);
+  more.clear();
+  // A connection stays on_active while it is visited, so what it touches on
+  // itself (its next message queued) does not put it back in line ahead of
+  // the others.
+  for (const uint32_t id : visiting) {
+    Connection* c = FindConn(id);
+    if (c == nullptr) continue;  // forgotten since it was touched
+    if (ConnDeadline(c) <= now) ConnTimers(now, c);
+    if (n >= slots.size()) {
+      active.push_back(id);  // not reached: first in line at the next poll
+      continue;
+    }
+    n += ConnTx(now, c, slots.subspan(n));
+    if (n >= slots.size()) {
+      more.push_back(id);  // may have more: behind the ones not reached
+      continue;
+    }
+    // It sent all it could: what is left waits for an event or a timer.
+    c->on_active = false;
+    Schedule(c);
+  }
+  visiting.clear();
+  active.insert(active.end(), more.begin(), more.end());
+  return n;
+}
+
+bool EngineImpl::ConnHasPendingTx(const Connection* c) const {
+  if (c->state == ConnState::kFailed) return false;
+  if (c->state == ConnState::kConnecting) return false;  // CONN_REQ is timer driven
+  if (c->close_pending || c->accept_pending || !c->probe_replies.empty() || !c->naks.empty()) {
+    return true;
+  }
+  for (uint16_t pid : c->ack_queue) {
+    if (c->rx_paths[pid].ack_now) return true;
+  }
+  if (c->retx.empty() && c->ready.empty()) return false;
+  for (const TxPath& p : c->paths) {
+    if (PathHasRoom(c, p)) return true;
+  }
+  return false;
+}
+
 TimeNs EngineImpl::NextDeadline() const {
   TimeNs t = loose_tx.empty() ? kNever : 0;
-  for (uint32_t id : conn_order) {
+  for (const uint32_t id : active) {
     auto it = conns.find(id);
     if (it != conns.end()) t = std::min(t, ConnDeadline(it->second.get()));
   }
+  // Every other connection's deadline is at or after its timer entry, and the
+  // top entry, once settled, is its connection's deadline.
+  SettleTimers();
+  if (!timers.empty()) t = std::min(t, timers.front().at);
   return t;
 }
 
 bool EngineImpl::HasPendingTx() const {
   if (!loose_tx.empty()) return true;
-  for (uint32_t id : conn_order) {
-    const Connection* c = conns.at(id).get();
-    if (c->state == ConnState::kFailed) continue;
-    if (c->state == ConnState::kConnecting) continue;  // CONN_REQ is timer driven
-    if (c->close_pending || c->accept_pending || !c->probe_replies.empty() || !c->naks.empty())
-      return true;
-    for (uint16_t pid : c->ack_queue) {
-      if (c->rx_paths[pid].ack_now) return true;
-    }
-    if (c->retx.empty() && c->ready.empty()) continue;
-    for (const TxPath& p : c->paths) {
-      if (PathHasRoom(c, p)) return true;
-    }
+  for (const uint32_t id : active) {
+    auto it = conns.find(id);
+    if (it != conns.end() && ConnHasPendingTx(it->second.get())) return true;
   }
   return false;
+}
+
+void EngineImpl::CheckWorkLists(const char* where) const {
+#ifdef METAROCE_ENGINE_CHECKS
+  size_t on_active = 0;
+  for (const auto& [id, conn] : conns) {
+    const Connection* c = conn.get();
+    const char* broken = nullptr;
+    if (c->on_active) {
+      on_active++;
+      if (std::count(active.begin(), active.end(), id) != 1)
+        broken = "on_active but not listed once";
+    } else if (ConnHasPendingTx(c)) {
+      broken = "has packets to send but is not on the active list";
+    } else if (c->timer_at > ConnDeadline(c)) {
+      broken = "its timer entry is later than its deadline";
+    } else if (c->timer_at != kNever &&
+               std::none_of(timers.begin(), timers.end(),
+                            [&](const Timer& t) { return t.conn == id && t.at == c->timer_at; })) {
+      broken = "its timer entry is missing";
+    }
+    if (broken != nullptr) {
+      std::fprintf(stderr, "metaroce engine check failed at %s: connection %u %s\n", where, id,
+                   broken);
+      std::abort();
+    }
+  }
+  if (on_active != active.size() && std::any_of(active.begin(), active.end(), [&](uint32_t id) {
+        return conns.contains(id) && !conns.at(id)->on_active;
+      })) {
+    std::fprintf(stderr,
+                 "metaroce engine check failed at %s: a listed connection is not on_active\n",
+                 where);
+    std::abort();
+  }
+#else
+  (void)where;
+#endif
 }
 
 }  // namespace metaroce::transport

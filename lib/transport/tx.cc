@@ -460,6 +460,7 @@ void EngineImpl::ReapFailed() {
 }
 
 size_t EngineImpl::PollTx(TimeNs now, std::span<TxSlot> slots) {
+  CheckWorkLists("PollTx entry");
   FailFatalQps();
   RunTimers(now);
   if (reap_pending) {
@@ -478,12 +479,8 @@ size_t EngineImpl::PollTx(TimeNs now, std::span<TxSlot> slots) {
     if (Emit(now, nullptr, src_port, &r.packet, &s, wire::Ecn::kNotEct)) n++;
     loose_tx.pop_front();
   }
-  const size_t count = conn_order.size();
-  for (size_t k = 0; k < count && n < slots.size(); k++) {
-    Connection* c = FindConn(conn_order[(tx_cursor + k) % count]);
-    if (c != nullptr) n += ConnTx(now, c, slots.subspan(n));
-  }
-  if (count != 0) tx_cursor = (tx_cursor + 1) % count;
+  n += VisitActive(now, slots.subspan(n));
+  CheckWorkLists("PollTx exit");
   return n;
 }
 

@@ -987,7 +987,7 @@ class Pair {
    * Gives each engine @p n more connections of its paths, each with one QP,
    * to peers that then go silent: a host's idle connections. They stay quiet
    * for the measurement (the first keep-alive is due after
-   * config::kKeepaliveNs of silence, seconds of this synthetic clock).
+   * config::kKeepaliveNs of silence, far beyond a row's synthetic time).
    */
   void AddIdleConnections(uint32_t n) {
     for (uint32_t i = 0; i < n; i++) {
@@ -1027,6 +1027,9 @@ class Pair {
         if (!up) Die("an idle connection did not come up");
       }
     }
+    // Past the handshakes' own timers (an RTO at most): idle from here on.
+    now_ += 2 * config::kRtoInitialNs;
+    Round();
   }
 
   const std::vector<uint32_t>& qa() const { return qa_; }

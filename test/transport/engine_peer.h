@@ -11,6 +11,7 @@
 #define METAROCE_TEST_TRANSPORT_ENGINE_PEER_H
 
 #include <cstdint>
+#include <vector>
 
 #include "engine_private.h"
 #include "mr_engine.h"
@@ -50,6 +51,9 @@ class EnginePeer {
     p->una = psn;
     return true;
   }
+
+  /** Local ids of the connections on the active list (timers.cc), in order. */
+  static std::vector<uint32_t> Active(Engine& e) { return e.impl_->active; }
 
   /** Sets the receiver's cumulative PSN of a peer path, forgetting its SACK bits. */
   static bool SetRxCum(Engine& e, uint32_t conn_id, uint16_t path, uint32_t cum) {
