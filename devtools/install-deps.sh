@@ -14,6 +14,7 @@ packages=(
   perftest                    # ib_write_bw & co., run unmodified over the verbs shim (test/metaroced)
   libabsl-dev                 # Abseil 20220623
   libsodium-dev               # ChaCha20 CSPRNG and SipHash cookies of the engine (lib/transport)
+  libisal-dev                 # ISA-L crc32_iscsi: CRC-32C of packets of 256 B and more (lib/wire)
   libgtest-dev libgmock-dev googletest
   clang libfuzzer-14-dev libclang-rt-14-dev  # libFuzzer targets (-Dfuzz=true)
   tshark                      # Wireshark dissector test

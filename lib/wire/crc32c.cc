@@ -2,10 +2,13 @@
  * Copyright(c) 2026 The metaroce authors
  */
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cstring>
 
+#include "isa-l/crc.h"
+#include "mr_config.h"
 #include "mr_crc32c.h"
 
 #if defined(__x86_64__)
@@ -139,7 +142,22 @@ const bool kHaveSse42 = [] {
 constexpr bool kHaveSse42 = false;
 #endif
 
+// ISA-L picks its kernel for this CPU at run time (multibinary dispatch) and
+// takes an int length: longer runs go in pieces.
+uint32_t UpdateIsal(uint32_t c, const uint8_t* p, size_t len) {
+  constexpr size_t kMaxPiece = size_t{1} << 30;
+  while (len != 0) {
+    const size_t n = std::min(len, kMaxPiece);
+    // crc32_iscsi does not write through its (non-const) buffer pointer.
+    c = crc32_iscsi(const_cast<uint8_t*>(p), static_cast<int>(n), c);
+    p += n;
+    len -= n;
+  }
+  return c;
+}
+
 uint32_t Update(uint32_t c, const uint8_t* p, size_t len) {
+  if (len >= config::kCrc32cIsalMinBytes) return UpdateIsal(c, p, len);
 #if defined(__x86_64__)
   if (kHaveSse42) return UpdateSse42(c, p, len);
 #endif

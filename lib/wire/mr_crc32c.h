@@ -5,7 +5,9 @@
 /**
  * @file
  * CRC-32C (Castagnoli, reflected polynomial 0x82F63B78, initial value and final
- * XOR 0xFFFFFFFF), the integrity check of every MetaRoCE packet. Uses the
+ * XOR 0xFFFFFFFF), the integrity check of every MetaRoCE packet. Runs of
+ * config::kCrc32cIsalMinBytes and more go to ISA-L's crc32_iscsi (PCLMUL
+ * folding, the kernel chosen for the CPU at run time); shorter ones use the
  * SSE4.2 crc32 instruction when the CPU has it, a table otherwise.
  */
 

@@ -1345,7 +1345,7 @@ struct Breakdown {
 };
 
 // What the peers would explain if costs simply added up. They do not quite:
-// the CRC loop is latency-bound, and other work overlaps it (rest < 0).
+// other work overlaps the CRC and the copies (rest < 0).
 Breakdown BreakdownOf(const CostFigure& f, const CostRow& r) {
   Breakdown b;
   const bool small = r.payload <= 64;
@@ -1394,8 +1394,8 @@ void PrintCostText(const CostFigure& f) {
   }
   std::printf(
       "# per data packet, engine vs the peers alone (codec = data packet + ACKs/pkt x ACK; "
-      "rest = what they\n# leave; negative when other work overlaps the latency-bound "
-      "CRC loop):\n");
+      "rest = what they\n# leave; negative when other work overlaps the CRC and the "
+      "copies):\n");
   bool missed = false;
   for (const CostRow& r : f.rows) {
     const Breakdown b = BreakdownOf(f, r);
@@ -1409,7 +1409,7 @@ void PrintCostText(const CostFigure& f) {
     std::printf(
         "note: MISS: 10 M/s leaves 100 ns per packet for both engines; at 64 B the codec alone "
         "takes %.0f ns and engine logic ~%.0f ns more, at 4 KiB CRC32C alone takes %.0f ns "
-        "(serial crc32 chain, twice per packet): see the profile in doc/transport-figures.md\n",
+        "(ISA-L crc32_iscsi, twice per packet): see the profile in doc/transport-figures.md\n",
         small.codec_ns, small.rest_ns, f.crc_4k.ns_per_op);
   }
   std::printf("# (%.1f s wall for figure 2)\n\n", f.wall_s);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "mr_config.h"
 #include "mr_crc32c.h"
 
 namespace metaroce::wire {
@@ -40,6 +41,22 @@ TEST(Crc32c, ExtendEqualsWholeAndPortableEqualsAccelerated) {
     const uint32_t whole = Crc32c(p, len);
     EXPECT_EQ(Crc32cExtend(Crc32c(p, cut), p + cut, len - cut), whole);
     EXPECT_EQ(Crc32cExtendPortable(0, p, len), whole) << "len " << len << " off " << off;
+  }
+}
+
+// Both sides of the switch to ISA-L, and a CRC extended across it.
+TEST(Crc32c, AgreesAcrossTheIsalThreshold) {
+  std::mt19937 rng(3);
+  std::vector<uint8_t> buf(2 * config::kCrc32cIsalMinBytes + 8);
+  for (auto& b : buf) b = static_cast<uint8_t>(rng());
+  for (size_t len = config::kCrc32cIsalMinBytes - 9; len <= config::kCrc32cIsalMinBytes + 9;
+       len++) {
+    const uint32_t whole = Crc32c(buf.data(), len);
+    EXPECT_EQ(Crc32cExtendPortable(0, buf.data(), len), whole) << len;
+    for (size_t cut : {size_t{1}, len / 2, len - 1}) {
+      EXPECT_EQ(Crc32cExtend(Crc32c(buf.data(), cut), buf.data() + cut, len - cut), whole)
+          << len << " cut " << cut;
+    }
   }
 }
 
