@@ -277,6 +277,7 @@ absl::Status EngineImpl::DestroyQp(uint32_t qpn) {
   }
   pds[qp->attr.pd].qps--;
   if (qp->attr.srq != 0) srqs[qp->attr.srq].qps--;
+  if (found_qpn_ == qpn) found_qp_ = nullptr;
   qps.erase(qpn);
   return absl::OkStatus();
 }
@@ -449,11 +450,6 @@ std::vector<PathInfo> EngineImpl::GetPaths(const wire::IpAddr& ip, uint16_t udp_
 
 // ---- Connections ----
 
-Qp* EngineImpl::FindQp(uint32_t qpn) {
-  auto it = qps.find(qpn);
-  return it == qps.end() ? nullptr : it->second.get();
-}
-
 Connection* EngineImpl::FindConn(uint32_t id) {
   auto it = conns.find(id);
   return it == conns.end() ? nullptr : it->second.get();
@@ -483,12 +479,6 @@ MsgRef EngineImpl::AllocMsg(Connection* c) {
   m.gen = gen;
   m.in_use = true;
   return MsgRef{idx, gen};
-}
-
-TxMsg* EngineImpl::Msg(Connection* c, MsgRef r) {
-  if (r.idx >= c->msgs.size()) return nullptr;
-  TxMsg& m = c->msgs[r.idx];
-  return m.in_use && m.gen == r.gen ? &m : nullptr;
 }
 
 void EngineImpl::FreeMsg(Connection* c, MsgRef r) {

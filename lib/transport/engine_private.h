@@ -444,13 +444,28 @@ class EngineImpl {
   void QueueLoose(const PeerAddr& to, const wire::Packet& p);
   void FillOpening(const Connection* c, wire::PacketType type, uint32_t nonce,
                    wire::Packet* p) const;
-  Qp* FindQp(uint32_t qpn);
+  /** The QP, or nullptr. The last one found is remembered: a packet asks for its QP several times.
+   */
+  Qp* FindQp(uint32_t qpn) {
+    if (qpn == found_qpn_ && found_qp_ != nullptr) return found_qp_;
+    auto it = qps.find(qpn);
+    if (it == qps.end()) return nullptr;
+    found_qpn_ = qpn;
+    found_qp_ = it->second.get();
+    return found_qp_;
+  }
+  uint32_t found_qpn_ = 0;
+  Qp* found_qp_ = nullptr;  ///< cleared when that QP is destroyed
   Connection* FindConn(uint32_t id);
 
   // ---- messages (engine.cc) ----
   MsgRef AllocMsg(Connection* c);
   static uint32_t ChunksOf(uint64_t len, uint32_t chunk_bytes);
-  TxMsg* Msg(Connection* c, MsgRef r);
+  TxMsg* Msg(Connection* c, MsgRef r) {
+    if (r.idx >= c->msgs.size()) return nullptr;
+    TxMsg& m = c->msgs[r.idx];
+    return m.in_use && m.gen == r.gen ? &m : nullptr;
+  }
   void FreeMsg(Connection* c, MsgRef r);
   void ReleaseSends(Qp* qp);  ///< hands posted messages to the scheduler as order rules allow
   void FeedTx(Connection* c, Qp* qp);  ///< queues the QP's next message with unsent chunks

@@ -15,6 +15,13 @@ namespace {
 
 using wire::PacketType;
 
+// The engine builds every packet by the rules; engine_checks builds check them anyway.
+#ifdef METAROCE_ENGINE_CHECKS
+constexpr wire::EncodeOptions kEncode{};
+#else
+constexpr wire::EncodeOptions kEncode{.trusted = true};
+#endif
+
 // Gathers @p len bytes at message offset @p off from a gather list, each
 // piece checked against the regions first (one may have been deregistered
 // since the work request was posted), or the memory could not be read. False
@@ -66,9 +73,9 @@ bool EngineImpl::Emit(TimeNs now, Connection* c, uint16_t src_port, wire::Packet
   f.dst_port = c != nullptr ? c->peer.udp_port : slot->addr.dst_port;
   absl::StatusOr<size_t> n;
   if (cfg.framing == Framing::kEthernet) {
-    n = wire::EncodeFrame(f, *p, {slot->buf, slot->cap});
+    n = wire::EncodeFrame(f, *p, {slot->buf, slot->cap}, kEncode);
   } else {
-    n = wire::EncodeDatagram(*p, {slot->buf, slot->cap});
+    n = wire::EncodeDatagram(*p, {slot->buf, slot->cap}, kEncode);
     slot->addr = f;
   }
   if (!n.ok()) return false;  // slot too small: the caller's buffers are misconfigured

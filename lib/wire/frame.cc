@@ -211,7 +211,7 @@ absl::StatusOr<size_t> EncodeFrame(const FrameInfo& f, const Packet& pkt, std::s
     return absl::ResourceExhaustedError(
         absl::StrCat("buffer of ", out.size(), " bytes cannot hold the headers"));
   }
-  auto body = EncodeDatagram(pkt, out.subspan(encap));
+  auto body = EncodeDatagram(pkt, out.subspan(encap), opt);
   if (!body.ok()) return body.status();
   const size_t udp_len = kUdpHeaderBytes + *body;
   if (udp_len > 0xffff - kIpv6HeaderBytes) {

@@ -111,17 +111,23 @@ ParseError ParseFrame(std::span<const uint8_t> frame, const ParseOptions& opt, F
  */
 ParseError CheckFields(const Packet& p);
 
+/** Encoding choices. */
+struct EncodeOptions {
+  bool udp_checksum_ipv4 = false;  ///< IPv6 always carries a UDP checksum (RFC 8200)
+  /**
+   * Skip CheckFields: the caller built the packet by the rules (the engine,
+   * whose -Dengine_checks builds check anyway). Every receiver still checks.
+   */
+  bool trusted = false;
+};
+
 /**
  * Writes the MetaRoCE bytes of @p p (header, payload, CRC) into @p out.
  * @return bytes written, or InvalidArgument (the packet breaks a rule, named)
  *         or ResourceExhausted (out is too small)
  */
-absl::StatusOr<size_t> EncodeDatagram(const Packet& p, std::span<uint8_t> out);
-
-/** Encoding choices for whole frames. */
-struct EncodeOptions {
-  bool udp_checksum_ipv4 = false;  ///< IPv6 always carries a UDP checksum (RFC 8200)
-};
+absl::StatusOr<size_t> EncodeDatagram(const Packet& p, std::span<uint8_t> out,
+                                      const EncodeOptions& opt = {});
 
 /**
  * Writes a whole Ethernet frame (Ethernet, IP, UDP, MetaRoCE) into @p out.
