@@ -26,12 +26,12 @@ inline constexpr uint32_t kWriteBytes = 4u << 20;
 inline constexpr uint32_t kSendBytes = 100000;
 
 /** The port of one side: role server (the gtest process) or client (the peer program). */
-inline std::string PortSpec(bool server, const std::string& socket) {
+inline std::string PortSpec(bool server, const std::string& socket, uint32_t mtu) {
   const std::string role = server ? "server" : "client";
   return absl::StrCat("dpdk:eal=--no-huge;-m;512;--no-pci;--no-shconf;--file-prefix=mr_memif_",
                       role, ";--no-telemetry;--lcores=0@(0-1);--vdev=net_memif0|role=", role,
                       "|socket=", socket, "|socket-abstract=no,port=net_memif0,ip=10.7.0.",
-                      server ? 1 : 2, ",mac=02:00:00:00:07:0", server ? 1 : 2, ",mtu=1500");
+                      server ? 1 : 2, ",mac=02:00:00:00:07:0", server ? 1 : 2, ",mtu=", mtu);
 }
 
 /** The other side's address. */
@@ -52,10 +52,11 @@ struct Host {
   transport::MrInfo mr;
   std::vector<transport::Completion> done;
 
-  absl::Status Open(bool server, const std::string& socket) {
+  /** @p mtu above 1500: jumbo frames, as chains of memif buffers; payloads of 4 KiB. */
+  absl::Status Open(bool server, const std::string& socket, uint32_t mtu) {
     DeviceConfig cfg;
-    cfg.port = PortSpec(server, socket);
-    cfg.engine.max_payload = 1024;
+    cfg.port = PortSpec(server, socket, mtu);
+    cfg.engine.max_payload = mtu > 1500 ? 4096 : 1024;
     cfg.engine.seed = server ? 1 : 2;
     // Two processes on a loaded 2-vCPU machine: a peer may not run for longer than
     // the default 20 ms before the connection is declared dead.

@@ -3,7 +3,7 @@
  */
 
 // The client process of the memif test (memif_test.cc starts it):
-//   memif_peer SOCKET   writes "qpn addr rkey" on stdout, reads the server's on stdin (sent
+//   memif_peer SOCKET MTU   writes "qpn addr rkey" on stdout, reads the server's on stdin (sent
 // once the server has connected its QP to ours), WRITEs 4 MiB into the server's buffer and SENDs
 // 100 000 bytes, writes "done" when both completed, and exits after the server answers "bye" (the
 // server stops first). Exit 0: success.
@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
 
 #include "memif_common.h"
 
@@ -18,8 +19,8 @@ using namespace metaroce;
 using namespace metaroce::testing::memif;
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: memif_peer SOCKET\n");
+  if (argc != 3) {
+    std::fprintf(stderr, "usage: memif_peer SOCKET MTU\n");
     return 2;
   }
   // stdout is the pipe to the server: keep it for the exchange, and send everything
@@ -27,7 +28,7 @@ int main(int argc, char** argv) {
   const int out = dup(1);
   dup2(2, 1);
   Host h;
-  absl::Status s = h.Open(/*server=*/false, argv[1]);
+  absl::Status s = h.Open(/*server=*/false, argv[1], static_cast<uint32_t>(std::atoi(argv[2])));
   if (!s.ok()) {
     std::fprintf(stderr, "memif_peer: %s\n", std::string(s.message()).c_str());
     return 1;

@@ -19,6 +19,7 @@
 #include <cstring>
 #include <mutex>
 #include <set>
+#include <string_view>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -114,10 +115,20 @@ absl::StatusOr<std::unique_ptr<DpdkPort>> DpdkPort::Open(const DpdkArgs& args) {
         "dpdk: queues='", args.queues, "' is not allowed: ethdev ", pid, " (", dev.driver_name,
         ") has at most ", dev.max_rx_queues, " rx and ", dev.max_tx_queues, " tx queues"));
   }
-  if (args.mtu < dev.min_mtu || args.mtu > dev.max_mtu) {
+  // net_memif reports a 1500-byte MTU (max_rx_pktlen 1518) but chains its
+  // descriptors: a longer frame crosses as a chain of memif buffers and, in
+  // its default copy mode, arrives in one mbuf when the mbuf has room for it
+  // (the pool is sized for mtu below). So its frames may be larger than the
+  // MTU ethdev is configured with.
+  const bool chains = std::string_view(dev.driver_name) == "net_memif";
+  // Drivers that only state their largest frame leave max_mtu at UINT16_MAX.
+  const uint32_t dev_max_mtu = std::min<uint32_t>(
+      dev.max_mtu, dev.max_rx_pktlen - std::min<uint32_t>(dev.max_rx_pktlen,
+                                                          RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN));
+  if (args.mtu < dev.min_mtu || (args.mtu > dev_max_mtu && !chains)) {
     return absl::InvalidArgumentError(absl::StrCat("dpdk: mtu='", args.mtu,
                                                    "' is not allowed: ethdev ", pid, " takes ",
-                                                   dev.min_mtu, "..", dev.max_mtu));
+                                                   dev.min_mtu, "..", dev_max_mtu));
   }
   const uint16_t room = DataRoom(args.mtu);
   absl::StatusOr<rte_mempool*> pool = GetPool(pid, args.mbufs, room);
@@ -126,7 +137,7 @@ absl::StatusOr<std::unique_ptr<DpdkPort>> DpdkPort::Open(const DpdkArgs& args) {
 
   rte_eth_conf conf;
   std::memset(&conf, 0, sizeof(conf));
-  conf.rxmode.mtu = args.mtu;
+  conf.rxmode.mtu = std::min(args.mtu, dev_max_mtu);
   if (args.csum_offload) {
     p->offloads_.ipv4_cksum = (dev.tx_offload_capa & RTE_ETH_TX_OFFLOAD_IPV4_CKSUM) != 0;
     // The UDP checksum needs the IPv4 one offloaded too (l3_len is set for both).

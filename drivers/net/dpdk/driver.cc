@@ -27,7 +27,8 @@ const port::PortDriver kDpdkDriver = {
     "udp_port=N          MetaRoCE UDP port received on (default 4792)\n"
     "queues=Q            rx/tx queue pairs, 1..16 (default 1)\n"
     "mbufs=N             mbufs in the port's pool (default 8192)\n"
-    "mtu=N               IP MTU 576..9600 (default 1500); sizes mbufs and frames\n"
+    "mtu=N               IP MTU 576..9600 (default 1500); sizes mbufs and frames; within\n"
+    "                    the device's limit, except net_memif (chained buffers: up to 9600)\n"
     "neigh=IP@MAC;...    static neighbours (others are resolved by ARP / IPv6 ND)\n"
     "csum=auto|off       offload IPv4 and UDP checksums when the device can (default auto)",
     &Create,
