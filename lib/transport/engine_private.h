@@ -526,7 +526,35 @@ class EngineImpl {
 
   // ---- transmit (tx.cc) ----
   void ReapFailed();  ///< forgets failed connections no QP refers to
+  /** One connection's turn: the stages of kTxStages, in order, into @p slots. */
   size_t ConnTx(TimeNs now, Connection* c, std::span<TxSlot> slots);
+  /** What a connection's turn has filled so far. */
+  struct TxTurn {
+    TimeNs now;
+    std::span<TxSlot> slots;
+    size_t n = 0;
+    bool over = false;  ///< a stage ended the turn (closing, or still connecting)
+    bool full() const { return n >= slots.size(); }
+    TxSlot* slot() { return &slots[n]; }
+  };
+  /** A step of the send policy; ConnTx runs them in the order of kTxStages. */
+  struct TxStage {
+    const char* name;
+    void (EngineImpl::*run)(Connection* c, TxTurn& t);
+  };
+  static const TxStage kTxStages[];
+  void TxClose(Connection* c, TxTurn& t);            ///< CONN_CLOSE, then the turn is over
+  void TxHandshake(Connection* c, TxTurn& t);        ///< CONN_REQ (nothing after it), CONN_ACCEPT
+  void TxKeepalive(Connection* c, TxTurn& t);        ///< a probe on an active path
+  void TxProbeReplies(Connection* c, TxTurn& t);     ///< answers to the peer's probes
+  void TxPathProbes(Connection* c, TxTurn& t);       ///< failed paths tried on a fresh port
+  void TxNaks(Connection* c, TxTurn& t);             ///< queued NAKs
+  void TxAcks(Connection* c, TxTurn& t);             ///< ACKs that are due
+  void TxRetransmissions(Connection* c, TxTurn& t);  ///< lost, probed and resent chunks
+  void TxNewData(Connection* c, TxTurn& t);          ///< chunks never sent, sprayed over paths
+  /** Our source port for control packets about the peer's path @p path_id. */
+  uint16_t ControlPort(const Connection* c, uint16_t path_id) const;
+  bool EmitOpening(Connection* c, wire::PacketType type, uint32_t nonce, TxTurn& t);
   bool PathHasRoom(const Connection* c, const TxPath& p) const;
   TxPath* PickPath(Connection* c, int prefer, int avoid = -1);
   /** What SendChunk did. */

@@ -264,117 +264,163 @@ TxPath* EngineImpl::PickPath(Connection* c, int prefer, int avoid) {
   return fallback >= 0 ? &c->paths[fallback] : nullptr;
 }
 
+// ---- The send policy: one connection's turn at the slots ----
+//
+// ConnTx runs the stages in this order; the order is the policy. Control
+// that unblocks the peer (NAKs, ACKs) goes before data, retransmissions
+// before new data, and NAKs raised while sending (a READ whose region went
+// away) leave in the same turn.
+const EngineImpl::TxStage EngineImpl::kTxStages[] = {
+    {"close", &EngineImpl::TxClose},
+    {"handshake", &EngineImpl::TxHandshake},
+    {"keepalive", &EngineImpl::TxKeepalive},
+    {"probe_replies", &EngineImpl::TxProbeReplies},
+    {"path_probes", &EngineImpl::TxPathProbes},
+    {"naks", &EngineImpl::TxNaks},
+    {"acks", &EngineImpl::TxAcks},
+    {"retransmissions", &EngineImpl::TxRetransmissions},
+    {"new_data", &EngineImpl::TxNewData},
+    {"late_naks", &EngineImpl::TxNaks},
+};
+
 size_t EngineImpl::ConnTx(TimeNs now, Connection* c, std::span<TxSlot> slots) {
-  size_t n = 0;
-  // Control packets about a peer path leave from that path's reply port.
-  auto control_port = [c](uint16_t path_id) {
-    return path_id < c->rx_paths.size() ? c->rx_paths[path_id].reply_port
-                                        : c->paths[path_id % c->paths.size()].src_port;
-  };
   if (c->state == ConnState::kFailed) return 0;
+  TxTurn t{now, slots};
+  for (const TxStage& stage : kTxStages) {
+    (this->*stage.run)(c, t);
+    if (t.over) break;
+  }
+  return t.n;
+}
+
+uint16_t EngineImpl::ControlPort(const Connection* c, uint16_t path_id) const {
+  // Control packets about a peer path leave from that path's reply port.
+  return path_id < c->rx_paths.size() ? c->rx_paths[path_id].reply_port
+                                      : c->paths[path_id % c->paths.size()].src_port;
+}
+
+bool EngineImpl::EmitOpening(Connection* c, PacketType type, uint32_t nonce, TxTurn& t) {
   // CONN_REQ, CONN_ACCEPT and CONN_CLOSE say the same about us.
-  auto opening = [&](PacketType type, uint32_t nonce) {
-    wire::Packet p;
-    FillOpening(c, type, nonce, &p);
-    return Emit(now, c, c->paths[0].src_port, &p, &slots[n], wire::Ecn::kNotEct);
-  };
-  if (c->close_pending) {
-    if (n < slots.size() && c->state == ConnState::kEstablished &&
-        opening(PacketType::kConnClose, 0)) {
-      n++;
-    }
-    FailConnection(c);  // no QP uses it (or it is being evicted): nothing to flush
-    return n;
-  }
+  wire::Packet p;
+  FillOpening(c, type, nonce, &p);
+  if (!Emit(t.now, c, c->paths[0].src_port, &p, t.slot(), wire::Ecn::kNotEct)) return false;
+  t.n++;
+  return true;
+}
+
+void EngineImpl::TxClose(Connection* c, TxTurn& t) {
+  if (!c->close_pending) return;
+  if (!t.full() && c->state == ConnState::kEstablished)
+    EmitOpening(c, PacketType::kConnClose, 0, t);
+  FailConnection(c);  // no QP uses it (or it is being evicted): nothing to flush
+  t.over = true;
+}
+
+void EngineImpl::TxHandshake(Connection* c, TxTurn& t) {
   if (c->state == ConnState::kConnecting) {
-    if (c->req_at <= now && n < slots.size()) {
-      if (opening(PacketType::kConnReq, c->nonce)) n++;
-      c->req_at = now + cfg.conn_retry_ns;
+    if (c->req_at <= t.now && !t.full()) {
+      EmitOpening(c, PacketType::kConnReq, c->nonce, t);
+      c->req_at = t.now + cfg.conn_retry_ns;
     }
-    return n;
+    t.over = true;  // nothing else goes before the peer accepts
+    return;
   }
-  if (c->accept_pending && n < slots.size()) {
-    if (opening(PacketType::kConnAccept, c->accept_nonce)) n++;
+  if (c->accept_pending && !t.full()) {
+    EmitOpening(c, PacketType::kConnAccept, c->accept_nonce, t);
     c->accept_pending = false;
   }
-  if (c->keepalive_pending && n < slots.size()) {
-    // Any answer from the peer will do: a reply to a probe of an active path
-    // changes nothing but the connection's last-heard time.
-    for (TxPath& path : c->paths) {
-      if (path.state != PathState::kActive) continue;
-      wire::Packet p;
-      p.type = PacketType::kProbe;
-      p.dst_conn_id = c->remote_id;
-      p.path_id = path.id;
-      p.probe = {path.probe_seq, static_cast<uint32_t>(now)};
-      if (Emit(now, c, path.src_port, &p, &slots[n], wire::Ecn::kNotEct)) {
-        n++;
-        stats.keepalives++;
-      }
-      break;
+}
+
+void EngineImpl::TxKeepalive(Connection* c, TxTurn& t) {
+  if (!c->keepalive_pending || t.full()) return;
+  // Any answer from the peer will do: a reply to a probe of an active path
+  // changes nothing but the connection's last-heard time.
+  for (TxPath& path : c->paths) {
+    if (path.state != PathState::kActive) continue;
+    wire::Packet p;
+    p.type = PacketType::kProbe;
+    p.dst_conn_id = c->remote_id;
+    p.path_id = path.id;
+    p.probe = {path.probe_seq, static_cast<uint32_t>(t.now)};
+    if (Emit(t.now, c, path.src_port, &p, t.slot(), wire::Ecn::kNotEct)) {
+      t.n++;
+      stats.keepalives++;
     }
-    c->keepalive_pending = false;
+    break;
   }
-  while (!c->probe_replies.empty() && n < slots.size()) {
+  c->keepalive_pending = false;
+}
+
+void EngineImpl::TxProbeReplies(Connection* c, TxTurn& t) {
+  while (!c->probe_replies.empty() && !t.full()) {
     wire::Packet p;
     p.type = PacketType::kProbeReply;
     p.dst_conn_id = c->remote_id;
     p.path_id = c->probe_replies.front().first;
     p.probe = c->probe_replies.front().second;
     c->probe_replies.pop_front();
-    if (Emit(now, c, control_port(p.path_id), &p, &slots[n], wire::Ecn::kNotEct)) n++;
+    if (Emit(t.now, c, ControlPort(c, p.path_id), &p, t.slot(), wire::Ecn::kNotEct)) t.n++;
   }
+}
+
+void EngineImpl::TxPathProbes(Connection* c, TxTurn& t) {
   for (TxPath& path : c->paths) {
-    if (n >= slots.size()) break;
-    if (path.state != PathState::kFailed || path.probe_at > now) continue;
+    if (t.full()) break;
+    if (path.state != PathState::kFailed || path.probe_at > t.now) continue;
     // Try the path again on a fresh source port: a new ECMP route.
     path.src_port = FreshPort(c);
     wire::Packet p;
     p.type = PacketType::kProbe;
     p.dst_conn_id = c->remote_id;
     p.path_id = path.id;
-    p.probe = {++path.probe_seq, static_cast<uint32_t>(now)};
+    p.probe = {++path.probe_seq, static_cast<uint32_t>(t.now)};
     path.probe_ports[path.probe_seq % path.probe_ports.size()] = path.src_port;
-    if (Emit(now, c, path.src_port, &p, &slots[n], wire::Ecn::kNotEct)) {
-      n++;
+    if (Emit(t.now, c, path.src_port, &p, t.slot(), wire::Ecn::kNotEct)) {
+      t.n++;
       stats.tx_probes++;
     }
     // Unanswered probes back off (x2 each, up to 64 intervals): a peer that is
     // only slow gets time to answer before the next port is tried.
     path.unanswered_probes++;
-    path.probe_at = now + (cfg.path_probe_interval_ns << std::min(path.unanswered_probes, 6u));
+    path.probe_at = t.now + (cfg.path_probe_interval_ns << std::min(path.unanswered_probes, 6u));
   }
-  auto send_naks = [&] {
-    while (!c->naks.empty() && n < slots.size()) {
-      wire::Packet p;
-      p.type = PacketType::kNak;
-      p.dst_conn_id = c->remote_id;
-      p.path_id = c->naks.front().path_id;
-      p.nak = c->naks.front().nak;
-      c->naks.pop_front();
-      if (Emit(now, c, control_port(p.path_id), &p, &slots[n], wire::Ecn::kNotEct)) {
-        n++;
-        stats.tx_naks++;
-      }
+}
+
+void EngineImpl::TxNaks(Connection* c, TxTurn& t) {
+  while (!c->naks.empty() && !t.full()) {
+    wire::Packet p;
+    p.type = PacketType::kNak;
+    p.dst_conn_id = c->remote_id;
+    p.path_id = c->naks.front().path_id;
+    p.nak = c->naks.front().nak;
+    c->naks.pop_front();
+    if (Emit(t.now, c, ControlPort(c, p.path_id), &p, t.slot(), wire::Ecn::kNotEct)) {
+      t.n++;
+      stats.tx_naks++;
     }
-  };
-  send_naks();
-  for (size_t k = c->ack_queue.size(); k > 0 && n < slots.size(); k--) {
+  }
+}
+
+void EngineImpl::TxAcks(Connection* c, TxTurn& t) {
+  for (size_t k = c->ack_queue.size(); k > 0 && !t.full(); k--) {
     const uint16_t id = c->ack_queue.front();
     c->ack_queue.pop_front();
     RxPath& rx = c->rx_paths[id];
-    if (!rx.ack_now && rx.ack_due > now) {
+    if (!rx.ack_now && rx.ack_due > t.now) {
       c->ack_queue.push_back(id);
       continue;
     }
     wire::Packet p;
-    BuildAck(now, c, id, &p);
-    if (Emit(now, c, control_port(id), &p, &slots[n], wire::Ecn::kNotEct)) {
-      n++;
+    BuildAck(t.now, c, id, &p);
+    if (Emit(t.now, c, ControlPort(c, id), &p, t.slot(), wire::Ecn::kNotEct)) {
+      t.n++;
       stats.tx_acks++;
     }
   }
-  while (!c->retx.empty() && n < slots.size()) {
+}
+
+void EngineImpl::TxRetransmissions(Connection* c, TxTurn& t) {
+  while (!c->retx.empty() && !t.full()) {
     RetxChunk& r = c->retx.front();
     TxMsg* m = Msg(c, r.msg);
     const bool probe = r.kind == RetxKind::kMsgProbe;
@@ -391,16 +437,19 @@ size_t EngineImpl::ConnTx(TimeNs now, Connection* c, std::span<TxSlot> slots) {
     }
     TxPath* path = PickPath(c, r.prefer_path < c->paths.size() ? r.prefer_path : -1,
                             r.avoid_path < c->paths.size() ? r.avoid_path : -1);
-    if (path == nullptr) break;
-    const Sent sent = SendChunk(now, c, path, r.msg, r.chunk, r.kind, true, &slots[n]);
-    if (sent == Sent::kNoRoom) break;
-    if (sent == Sent::kOk) n++;
+    if (path == nullptr) return;
+    const Sent sent = SendChunk(t.now, c, path, r.msg, r.chunk, r.kind, true, t.slot());
+    if (sent == Sent::kNoRoom) return;
+    if (sent == Sent::kOk) t.n++;
     if (sent == Sent::kGone || --r.count == 0) {
       c->retx.pop_front();
     } else {
       r.chunk++;
     }
   }
+}
+
+void EngineImpl::TxNewData(Connection* c, TxTurn& t) {
   // A message leaves the ready queue when all its chunks went out; the QP
   // then queues its next one.
   auto leave = [this, c](TxMsg* m) {
@@ -412,7 +461,7 @@ size_t EngineImpl::ConnTx(TimeNs now, Connection* c, std::span<TxSlot> slots) {
       FeedTx(c, qp);
     }
   };
-  while (!c->ready.empty() && n < slots.size()) {
+  while (!c->ready.empty() && !t.full()) {
     const MsgRef ref = c->ready.front();
     TxMsg* m = Msg(c, ref);
     // A message an RNR NAK stopped waits out its delay off the queue; the
@@ -424,16 +473,16 @@ size_t EngineImpl::ConnTx(TimeNs now, Connection* c, std::span<TxSlot> slots) {
       continue;
     }
     TxPath* path = PickPath(c, -1);
-    if (path == nullptr) break;
+    if (path == nullptr) return;
     const Sent sent =
-        SendChunk(now, c, path, ref, m->next_chunk, RetxKind::kLoss, false, &slots[n]);
-    if (sent == Sent::kNoRoom) break;
+        SendChunk(t.now, c, path, ref, m->next_chunk, RetxKind::kLoss, false, t.slot());
+    if (sent == Sent::kNoRoom) return;
     if (sent == Sent::kGone) {
       c->ready.pop_front();  // its QP went away: nothing may wait behind it
       if (Msg(c, ref) != nullptr) leave(Msg(c, ref));
       continue;
     }
-    n++;
+    t.n++;
     m->next_chunk++;
     if (m->next_chunk == m->num_chunks) {
       c->ready.pop_front();
@@ -445,8 +494,6 @@ size_t EngineImpl::ConnTx(TimeNs now, Connection* c, std::span<TxSlot> slots) {
       c->ready.push_back(ref);
     }
   }
-  send_naks();  // raised while sending (a READ whose region went away)
-  return n;
 }
 
 void EngineImpl::ReapFailed() {
