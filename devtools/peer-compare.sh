@@ -10,7 +10,8 @@
 #   sides), WRITE and SEND 64 B message rate, WRITE 64 B one-way latency;
 #   ucx_perftest with UCX_TLS=tcp on lo: tag_bw 1 MiB, 64 KiB, 64 B, am_lat and
 #   tag_lat 64 B; iperf3 TCP, one stream; kernel UDP 64 B packets/s
-#   (bench_udp, plain sockets and the udp driver).
+#   (bench_udp, plain sockets and the udp driver); dpdk-testpmd txonly ->
+#   rxonly over a memif pair at mr-perf's frame sizes (the raw driver).
 # Prints the medians (min..max) of N runs, the ratios against the goals with
 # PASS/MISS, and with --json writes everything (every sample) to FILE.
 #
@@ -53,7 +54,7 @@ while [ $# -gt 0 ]; do
     --no-pin) pin=0; shift ;;
     --json) [ $# -ge 2 ] || usage; json_out=$2; shift 2 ;;
     --logs) [ $# -ge 2 ] || usage; logs=$2; shift 2 ;;
-    -h | --help) sed -n '5,38p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '5,40p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) usage ;;
   esac
 done
@@ -76,13 +77,15 @@ command -v python3 >/dev/null || { echo "peer-compare: python3 is needed" >&2; e
   exit 1
 }
 
-have_ucx=1 have_iperf=1 have_bench_udp=1 have_memif=1
+have_ucx=1 have_iperf=1 have_bench_udp=1 have_memif=1 have_testpmd=1
 command -v ucx_perftest >/dev/null || have_ucx=0
+command -v dpdk-testpmd >/dev/null || have_testpmd=0
 command -v iperf3 >/dev/null || have_iperf=0
 [ -x "$bench_udp" ] || have_bench_udp=0
 "$mr_perf" --help 2>&1 | grep -q '^  dpdk:' || have_memif=0
 [ $have_ucx = 1 ] || echo "peer-compare: ucx_perftest: not installed, UCX skipped (run devtools/install-deps.sh)"
 [ $have_iperf = 1 ] || echo "peer-compare: iperf3: not installed, iperf3 skipped (run devtools/install-deps.sh)"
+[ $have_testpmd = 1 ] || echo "peer-compare: dpdk-testpmd: not installed, testpmd skipped (run devtools/install-deps.sh)"
 [ $have_bench_udp = 1 ] || echo "peer-compare: bench_udp: not built at $bench_udp, kernel UDP skipped"
 [ $have_memif = 1 ] || echo "peer-compare: mr-perf has no dpdk driver: memif skipped (install libdpdk-dev, rebuild)"
 
@@ -92,6 +95,7 @@ pids=()
 cleanup() {
   local p
   for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  pkill -KILL -f "file-prefix=${tag}_tp[ab]" 2>/dev/null || true  # testpmd, in its subshells
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
   if [ -n "$logs" ]; then
     mkdir -p "$logs"
@@ -271,6 +275,48 @@ print(json.dumps(rec))
 PY
 }
 
+# testpmd_pair RUN KEY FRAME-BYTES: the raw driver over the same kind of memif
+# pair, no transport: testpmd txonly (memif client, CPU 1) into testpmd rxonly
+# (memif server, CPU 0), frames of FRAME-BYTES; records the receiver's packets/s
+# (median of its 1 s samples after the first, in M/s). Each testpmd has its
+# main lcore on the other CPU (it only prints the stats).
+testpmd_pair() {
+  local run=$1 key=$2 size=$3 d=$work/r$1.$2 rp tp
+  mkdir -p "$d"
+  local sock=$d/memif.sock common=(--no-huge -m 512 --no-pci --no-shconf --no-telemetry)
+  local opts=(--mbuf-size=10240 --total-num-mbufs=8192 --nb-cores=1 --stats-period=1)
+  # In subshells that outlive them: testpmd 22.11 may crash as it stops on
+  # SIGINT, and the report of that is noise here (the samples are in).
+  (dpdk-testpmd -l 0,1 --main-lcore 1 "${common[@]}" --file-prefix="${tag}_tpa" \
+    --vdev="net_memif0,role=server,socket=$sock,socket-abstract=no" -- "${opts[@]}" \
+    --forward-mode=rxonly >"$d/rx.log" 2>&1 </dev/zero; true) 2>/dev/null &
+  rp=$!
+  pids+=("$rp")
+  for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
+  # --mbuf-size before --txpkts: testpmd checks the length against the mbuf size it has then.
+  (dpdk-testpmd -l 1,0 --main-lcore 0 "${common[@]}" --file-prefix="${tag}_tpb" \
+    --vdev="net_memif0,role=client,socket=$sock,socket-abstract=no" -- "${opts[@]}" \
+    --forward-mode=txonly --txpkts="$size" >"$d/tx.log" 2>&1 </dev/zero; true) 2>/dev/null &
+  tp=$!
+  pids+=("$tp")
+  sleep $((SECS + 3))
+  pkill -INT -f "file-prefix=${tag}_tp[ab]" 2>/dev/null || true
+  sleep 1
+  pkill -KILL -f "file-prefix=${tag}_tp[ab]" 2>/dev/null || true
+  reap "$tp" 20
+  reap "$rp" 20
+  python3 - "$run" "$key" "$d/rx.log" "$d/tx.log" "$size" >>"$results" <<'PY'
+import json, re, statistics, sys
+run, key, rx, tx, size = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
+pps = [int(x) for x in re.findall(r"Rx-pps:\s+(\d+)", open(rx, errors="replace").read())]
+pps = [x for x in pps if x > 0][1:]  # the first sample is the ramp
+sent = re.search(r"packet len=(\d+)", open(tx, errors="replace").read())
+ok = bool(pps) and sent is not None and int(sent.group(1)) == size
+print(json.dumps({"run": run, "key": key, "unit": "M/s", "frame_bytes": size,
+                  "value": statistics.median(pps) / 1e6 if ok else None, "samples": pps}))
+PY
+}
+
 kernel_udp() {
   local run=$1 d=$work/r$1.bench_udp status=0
   mkdir -p "$d"
@@ -317,17 +363,30 @@ for ((r = 1; r <= runs; r++)); do
     ucx "$r" ucx_tag_lat_64 tag_lat 64 200000
   fi
   [ $have_iperf = 1 ] && iperf "$r"
+  if [ $have_testpmd = 1 ]; then
+    # The frames mr-perf's memif tests send: a 64 B WRITE (Ethernet 14, IPv4 20,
+    # UDP 8, MetaRoCE WRITE header 56, payload, CRC 4) and a full 4 KiB chunk.
+    testpmd_pair "$r" testpmd_166 166
+    [ "$MEMIF_MTU" -ge 4198 ] && testpmd_pair "$r" testpmd_4198 4198
+  fi
   [ $have_bench_udp = 1 ] && kernel_udp "$r"
 done
 echo "peer-compare: done in $(($(date +%s) - start)) s"
 
-python3 - "$results" "$runs" "$json_out" "$LOSS" <<'PY'
+python3 - "$results" "$runs" "$json_out" "$LOSS" "$MEMIF_MTU" <<'PY'
 import json, statistics, sys
-path, runs, out, loss = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+path, runs, out, loss, memif_mtu = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], int(sys.argv[5])
 recs = [json.loads(l) for l in open(path)]
 by = {}
 for r in recs:
     by.setdefault(r["key"], []).append(r)
+# Packets/s of the 64 KiB WRITE: 4 KiB chunks when the memif frames hold them.
+if memif_mtu >= 4198:
+    for r in by.get("memif_write_bw_64k", []):
+        v = r.get("value")
+        by.setdefault("memif_write_pps_64k", []).append(
+            {"run": r["run"], "key": "memif_write_pps_64k",
+             "value": v * 2**20 / 4096 / 1e6 if v is not None else None})
 def vals(k):
     return [r["value"] for r in by.get(k, []) if r.get("value") is not None]
 def per_run(k):
@@ -344,6 +403,9 @@ rows = [
     ("memif_write_bw_64", "mr-perf memif WRITE 64 B", "M msg/s"),
     ("memif_send_bw_64", "mr-perf memif SEND 64 B", "M msg/s"),
     ("memif_write_lat_64", "mr-perf memif WRITE 64 B one-way (median)", "us"),
+    ("memif_write_pps_64k", "mr-perf memif WRITE 64 KiB, 4 KiB packets", "M pkt/s"),
+    ("testpmd_166", "testpmd txonly -> rxonly memif, 166 B frames", "M pkt/s"),
+    ("testpmd_4198", "testpmd txonly -> rxonly memif, 4198 B frames", "M pkt/s"),
     ("udp_write_bw_64k", "mr-perf udp WRITE 64 KiB", "MiB/s"),
     ("udp_write_bw_64k_loss", f"mr-perf udp WRITE 64 KiB, {float(loss)*100:g} % loss", "MiB/s"),
     ("udp_write_bw_64", "mr-perf udp WRITE 64 B", "M msg/s"),
@@ -383,6 +445,9 @@ goals = [
     ("64 B WRITE message rate memif (M/s)", "memif_write_bw_64", None, ">=", 3.0),
     (f"64 KiB WRITE memif at {float(loss)*100:g} % loss / lossless", "memif_write_bw_64k_loss",
      "memif_write_bw_64k", ">=", 0.9),
+    ("64 B WRITE memif packets/s / testpmd, same frames", "memif_write_bw_64", "testpmd_166", ">=", 0.8),
+    ("64 KiB WRITE memif packets/s / testpmd, same frames", "memif_write_pps_64k", "testpmd_4198",
+     ">=", 0.8),
 ]
 others = [
     ("64 KiB WRITE udp / UCX tcp tag_bw 1 MiB", "udp_write_bw_64k", "ucx_tag_bw_1m"),
