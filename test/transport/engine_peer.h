@@ -21,6 +21,26 @@ namespace metaroce::transport {
 class EnginePeer {
  public:
   static EngineImpl& Impl(Engine& e) { return *e.impl_; }
+  static const EngineImpl& Impl(const Engine& e) { return *e.impl_; }
+
+  /** The connection to the peer engine at @p ip (default UDP port), or nullptr. */
+  static const Connection* ConnTo(const Engine& e, const wire::IpAddr& ip) {
+    const EngineImpl& impl = *e.impl_;
+    auto it = impl.conn_by_peer.find(EngineImpl::PeerKey{ip, wire::kDefaultUdpPort});
+    if (it == impl.conn_by_peer.end()) return nullptr;
+    auto c = impl.conns.find(it->second);
+    return c == impl.conns.end() ? nullptr : c->second.get();
+  }
+
+  static bool Established(const Engine& e, const wire::IpAddr& ip) {
+    const Connection* c = ConnTo(e, ip);
+    return c != nullptr && c->state == ConnState::kEstablished;
+  }
+
+  static const Qp* FindQp(const Engine& e, uint32_t qpn) {
+    auto it = e.impl_->qps.find(qpn);
+    return it == e.impl_->qps.end() ? nullptr : it->second.get();
+  }
 
   /** The connection with local id @p conn_id, or nullptr. */
   static Connection* Conn(Engine& e, uint32_t conn_id) {
