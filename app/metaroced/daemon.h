@@ -246,6 +246,14 @@ struct QpObj {
   ipc::RqEntry* rq() const { return seg->at<ipc::RqEntry>(ipc::RqOffset(sq_depth)); }
 };
 
+/** @p obj's ring waits for room in the engine: the next iteration drains it again. */
+template <typename Obj>
+void MarkStalled(Obj* obj, std::vector<uint32_t>* stalled) {
+  if (obj->stalled) return;
+  obj->stalled = true;
+  stalled->push_back(obj->handle);
+}
+
 /** A shared receive queue: its ring's entries move into the engine's SRQ as they are taken. */
 struct SrqObj {
   uint32_t handle = 0;
@@ -306,6 +314,8 @@ struct App {
   bool corrupt = false;  ///< it broke its rings: detached at the next chance
   // Counters (telemetry).
   uint64_t wrs_posted = 0, recvs_posted = 0, completions = 0, bad_entries = 0;
+  /** Handles of the QPs and SRQs marked stalled: an iteration retries these, not every object. */
+  std::vector<uint32_t> stalled_qps, stalled_srqs;
   ipc::AppSegment* head() const { return seg->at<ipc::AppSegment>(); }
   ~App();
 };
@@ -398,6 +408,7 @@ class ShardService {
   absl::flat_hash_map<uint32_t, Owner> cq_owner_;
   absl::flat_hash_map<uint32_t, Owner> srq_owner_;
   std::vector<std::pair<App*, uint32_t>> cq_backlog_;
+  std::vector<uint32_t> retry_;        ///< PollApp: the stalled list of the app it polls
   uint64_t last_busy_iterations_ = 0;  ///< the shard's iterations that moved packets, last seen
   uint32_t idle_iterations_ = 0;
   bool slack_set_ = false;

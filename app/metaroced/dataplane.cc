@@ -294,20 +294,25 @@ uint32_t ShardService::PollApp(App* app) {
       app->bad_entries++;
     }
   }
-  // QPs whose engine queue was full: their entries wait in the ring.
-  app->qps.ForEach([&](uint32_t, QpObj& qp) {
-    if (qp.stalled) {
-      qp.stalled = false;
-      DrainSq(app, &qp);
-      DrainRq(app, &qp);
+  // Queues whose engine queue was full: their entries wait in the ring. Only
+  // those are visited (a drain that stalls again lists its queue anew).
+  retry_.clear();
+  retry_.swap(app->stalled_qps);
+  for (const uint32_t h : retry_) {
+    if (QpObj* qp = app->qps.Get(h); qp != nullptr && qp->stalled) {
+      qp->stalled = false;
+      DrainSq(app, qp);
+      DrainRq(app, qp);
     }
-  });
-  app->srqs.ForEach([&](uint32_t, SrqObj& srq) {
-    if (srq.stalled) {
-      srq.stalled = false;
-      DrainSrq(app, &srq);
+  }
+  retry_.clear();
+  retry_.swap(app->stalled_srqs);
+  for (const uint32_t h : retry_) {
+    if (SrqObj* srq = app->srqs.Get(h); srq != nullptr && srq->stalled) {
+      srq->stalled = false;
+      DrainSrq(app, srq);
     }
-  });
+  }
   return k;
 }
 
@@ -382,7 +387,7 @@ void ShardService::DrainSq(App* app, QpObj* qp) {
     absl::Status st =
         ok ? engine().PostSend(now, qp->qpn, wr) : absl::InvalidArgumentError("bad send entry");
     if (st.code() == absl::StatusCode::kResourceExhausted) {
-      qp->stalled = true;  // the engine's queue is full: the rest waits in the ring
+      MarkStalled(qp, &app->stalled_qps);  // the engine's queue is full: the rest waits in the ring
       return;
     }
     app->wrs_posted++;
@@ -440,7 +445,7 @@ void ShardService::DrainRq(App* app, QpObj* qp) {
     absl::Status st =
         ok ? engine().PostRecv(qp->qpn, wr) : absl::InvalidArgumentError("bad receive entry");
     if (st.code() == absl::StatusCode::kResourceExhausted) {
-      qp->stalled = true;
+      MarkStalled(qp, &app->stalled_qps);
       return;
     }
     app->recvs_posted++;

@@ -121,7 +121,7 @@ void ShardService::DrainSrq(App* app, SrqObj* srq) {
     }
     const absl::Status st = engine().PostSrqRecv(srq->engine_srq, wr);
     if (st.code() == absl::StatusCode::kResourceExhausted) {
-      srq->stalled = true;  // the rest waits in the ring
+      MarkStalled(srq, &app->stalled_srqs);  // the rest waits in the ring
       break;
     }
     if (!st.ok()) {
