@@ -88,6 +88,22 @@ void Signal(int efd) {
   (void)n;  // a full eventfd counter is already signalled
 }
 
+// Drains again each object of @p table listed in @p stalled (handles, cleared
+// first: a drain that stalls again lists its object anew); @p scratch holds
+// the list meanwhile.
+template <typename Obj, typename Drain>
+void RetryStalled(const HandleTable<Obj>& table, std::vector<uint32_t>* stalled,
+                  std::vector<uint32_t>* scratch, Drain&& drain) {
+  scratch->clear();
+  scratch->swap(*stalled);
+  for (const uint32_t h : *scratch) {
+    if (Obj* o = table.Get(h); o != nullptr && o->stalled) {
+      o->stalled = false;
+      drain(o);
+    }
+  }
+}
+
 }  // namespace
 
 void ShardService::Iterate() {
@@ -296,23 +312,11 @@ uint32_t ShardService::PollApp(App* app) {
   }
   // Queues whose engine queue was full: their entries wait in the ring. Only
   // those are visited (a drain that stalls again lists its queue anew).
-  retry_.clear();
-  retry_.swap(app->stalled_qps);
-  for (const uint32_t h : retry_) {
-    if (QpObj* qp = app->qps.Get(h); qp != nullptr && qp->stalled) {
-      qp->stalled = false;
-      DrainSq(app, qp);
-      DrainRq(app, qp);
-    }
-  }
-  retry_.clear();
-  retry_.swap(app->stalled_srqs);
-  for (const uint32_t h : retry_) {
-    if (SrqObj* srq = app->srqs.Get(h); srq != nullptr && srq->stalled) {
-      srq->stalled = false;
-      DrainSrq(app, srq);
-    }
-  }
+  RetryStalled(app->qps, &app->stalled_qps, &retry_, [&](QpObj* qp) {
+    DrainSq(app, qp);
+    DrainRq(app, qp);
+  });
+  RetryStalled(app->srqs, &app->stalled_srqs, &retry_, [&](SrqObj* srq) { DrainSrq(app, srq); });
   return k;
 }
 
