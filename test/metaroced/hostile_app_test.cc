@@ -38,7 +38,7 @@ namespace {
 
 // IBV_* values used below (no verbs.h: this is the daemon's wire, not the API).
 constexpr uint32_t kIbvAccessLocalWrite = 1, kIbvAccessRemoteWrite = 2;
-constexpr uint32_t kIbvWrRdmaWrite = 0, kIbvSendSignaled = 2;
+constexpr uint32_t kIbvWrRdmaWrite = 0, kIbvWrSend = 2, kIbvSendSignaled = 2;
 constexpr uint8_t kIbvWcSuccess = 0;
 constexpr uint32_t kIbvEventSrqErr = 14;
 
@@ -512,6 +512,56 @@ struct SharedRq {
   size_t bytes = 0;
   SrqSegment* seg = nullptr;
 };
+
+// An SRQ ring with more entries than the engine's SRQ holds: the rest waits
+// in the ring and moves as receives are consumed, without another doorbell.
+TEST_F(HostileAppTest, AnSrqRingLongerThanTheEngineSrqMovesInAsReceivesAreConsumed) {
+  Session s(sock_);
+  ASSERT_EQ(s.Hello(), 0);
+  Endpoint a(&s);
+  ASSERT_NO_FATAL_FAILURE(a.Build());
+  SharedRq srq(&s, a.pd);
+  ASSERT_EQ(srq.st, 0);
+  const Sge g{reinterpret_cast<uint64_t>(a.buf.data()) + 8192, 256, a.mr.lkey};
+  for (uint32_t i = 0; i < srq.depth; i++) srq.Post(i, g);
+  ASSERT_TRUE(srq.Taken(srq.depth));  // the engine's SRQ is full now
+  for (uint32_t i = srq.depth; i < 2 * srq.depth; i++) srq.Post(i, g);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_EQ(srq.seg->cons.v.load(), srq.depth);  // the rest waits in the ring
+
+  // A QP on the SRQ, and three SENDs to it from the endpoint's QP.
+  CreateQpReq q;
+  q.pd = a.pd;
+  q.send_cq = q.recv_cq = a.cq;
+  q.max_send_wr = 4;
+  q.max_send_sge = 1;
+  q.srq = srq.handle;
+  CreateQpRep qr;
+  QpSegment* seg = nullptr;
+  ASSERT_EQ(s.CreateMapped(Op::kCreateQp, &q, sizeof(q), &qr, &seg), 0);
+  ConnectQpReq c;
+  c.qp = qr.handle;
+  c.dest_qpn = a.qpn;
+  c.dest_gid[10] = c.dest_gid[11] = 0xff;
+  c.dest_gid[12] = 127;
+  c.dest_gid[15] = 1;
+  ASSERT_EQ(s.Call(Op::kConnectQp, &c, sizeof(c)), 0);
+  ASSERT_NO_FATAL_FAILURE(a.Connect(qr.qpn));
+  for (uint32_t i = 0; i < 3; i++) {
+    SqEntry* w = a.Sq(i);
+    w->wr_id = 100 + i;
+    w->opcode = kIbvWrSend;
+    w->send_flags = kIbvSendSignaled;
+    w->num_sge = 1;
+    w->sge[0] = Sge{reinterpret_cast<uint64_t>(a.buf.data()), 64, a.mr.lkey};
+  }
+  a.qps->sq_prod.v.store(3);
+  a.Ring();
+  for (int i = 0; i < 6; i++) EXPECT_EQ(a.WaitCompletion(), kIbvWcSuccess) << i;  // sends, receives
+  EXPECT_TRUE(srq.Taken(srq.depth + 3)) << "cons " << srq.seg->cons.v.load();
+  munmap(seg, qr.segment_bytes);
+  EXPECT_TRUE(DaemonAlive());
+}
 
 TEST_F(HostileAppTest, ABrokenSharedReceiveQueueFailsOnlyItself) {
   TwoApps apps(sock_);
