@@ -90,6 +90,15 @@ inline constexpr uint64_t kKeepaliveNs = 100'000'000;
 inline constexpr uint64_t kMsgProbeMinNs = 4'000'000;
 inline constexpr uint64_t kMsgProbeMaxNs = 100'000'000;
 
+/**
+ * Destroyed QPs per connection whose accepted messages are remembered, so that
+ * a probe whose stream ACK was lost (the last message before a program exits)
+ * is answered with that ACK instead of failing at the peer. Programs that
+ * churn QPs faster than a probe's retries (about a third of a second) between
+ * one host pair are rare; the oldest is forgotten first.
+ */
+inline constexpr uint32_t kClosedStreamsPerConn = 64;
+
 /** Interval between CONN_REQ retransmissions while a connection is being set up. */
 inline constexpr uint64_t kConnRetryNs = 1'000'000;
 

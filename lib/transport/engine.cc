@@ -271,6 +271,7 @@ absl::Status EngineImpl::DestroyQp(uint32_t qpn) {
       if (m.in_use && m.is_response && m.qpn == qpn) FreeMsg(c, MsgRef{i, m.gen});
     }
     for (RxMsg& m : qp->window) ReleaseRxMsg(c, &m);
+    RememberClosed(c, *qp);
     c->qps.erase(std::remove(c->qps.begin(), c->qps.end(), qpn), c->qps.end());
     c->dirty.erase(std::remove(c->dirty.begin(), c->dirty.end(), qpn), c->dirty.end());
     if (c->state == ConnState::kFailed && c->qps.empty()) reap_pending = true;

@@ -186,6 +186,17 @@ struct PendingNak {
   wire::NakBody nak;
 };
 
+/**
+ * A stream whose QP was destroyed, as far as it had accepted the peer's
+ * messages (config::kClosedStreamsPerConn).
+ */
+struct ClosedStream {
+  uint32_t qpn = 0;
+  uint32_t remote_qpn = 0;
+  uint32_t msn_next = 0;
+  bool ack_pending = false;  ///< send its stream ACK with the next ACK of the connection
+};
+
 struct Connection {
   uint32_t local_id = 0;
   uint32_t remote_id = 0;
@@ -218,6 +229,9 @@ struct Connection {
   std::deque<uint16_t> ack_queue;  ///< rx paths with an ACK pending
   std::vector<uint32_t> qps;       ///< local QPs on this connection
   std::vector<uint32_t> dirty;     ///< local QPs whose stream ACK must be sent
+  std::vector<ClosedStream> closed;  ///< a ring, the oldest at closed_next once full
+  uint32_t closed_next = 0;
+  uint32_t closed_acks = 0;  ///< entries of closed with ack_pending
   TimeNs all_failed_since = kNever;
   TimeNs last_rx_at = 0;  ///< any valid packet from the peer
   /**
@@ -498,6 +512,9 @@ class EngineImpl {
   void QueueResend(Connection* c, uint32_t requester_stream, const wire::Packet& p, const RxMsg* m,
                    uint32_t nchunks);  ///< NAK RESEND for what @p m lacks
   void ReleaseRxMsg(Connection* c, RxMsg* m);
+  void RememberClosed(Connection* c, const Qp& qp);  ///< DestroyQp: what the stream accepted
+  /** A probe for a destroyed stream's accepted message: queues its stream ACK. */
+  bool AckClosedStream(Connection* c, const wire::Packet& p);
   void RefuseAfter(Qp* qp, uint32_t msn);  ///< the responder refuses every message after msn
   /** Writes @p data at @p offset of @p sg, each SGE's lkey checked against @p pd. */
   bool Scatter(Qp* qp, uint32_t pd, const SgList& sg, uint64_t offset,

@@ -436,7 +436,7 @@ void EngineImpl::HandleData(TimeNs now, Connection* c, const wire::FrameInfo& fr
     stats.rx_unknown_stream++;
     // A stream not connected yet (the peer's data came before our
     // ConnectQp): nothing of the message was placed.
-    if (probe && wire::IsRequest(p.type)) {
+    if (probe && wire::IsRequest(p.type) && !AckClosedStream(c, p)) {
       QueueResend(c, d.src_stream, p, nullptr,
                   wire::CarriesPayload(p.type) ? ChunksOf(d.msg_len, c->chunk_bytes) : 1);
     }
@@ -530,6 +530,32 @@ void EngineImpl::QueueResend(Connection* c, uint32_t requester_stream, const wir
     stats.tx_resend_naks++;
     from = end;
   }
+}
+
+void EngineImpl::RememberClosed(Connection* c, const Qp& qp) {
+  ClosedStream s{qp.qpn, qp.remote_qpn, qp.msn_next, qp.dirty};
+  c->closed_acks += s.ack_pending ? 1 : 0;
+  if (c->closed.size() < config::kClosedStreamsPerConn) {
+    c->closed.push_back(s);
+  } else {
+    c->closed_acks -= c->closed[c->closed_next].ack_pending ? 1 : 0;
+    c->closed[c->closed_next] = s;
+    c->closed_next = (c->closed_next + 1) % config::kClosedStreamsPerConn;
+  }
+}
+
+bool EngineImpl::AckClosedStream(Connection* c, const wire::Packet& p) {
+  // A READ or atomic is not done when accepted: its response, if lost, can
+  // no longer come, and a stream ACK would keep its requester waiting.
+  if (p.type == wire::PacketType::kReadReq || wire::IsAtomicRequest(p.type)) return false;
+  for (ClosedStream& s : c->closed) {
+    if (s.qpn != p.data.stream_id || s.remote_qpn != p.data.src_stream) continue;
+    if (!wire::SeqLt(p.data.msn, s.msn_next)) return false;
+    if (!s.ack_pending) c->closed_acks++;
+    s.ack_pending = true;  // the probe asked for an ACK of its path (ACK_REQ)
+    return true;
+  }
+  return false;
 }
 
 void EngineImpl::ReleaseRxMsg(Connection* c, RxMsg* m) {

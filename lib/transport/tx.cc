@@ -223,18 +223,29 @@ void EngineImpl::BuildAck(TimeNs now, Connection* c, uint16_t path_id, wire::Pac
   a.has_sack = (a.sack[0] | a.sack[1] | a.sack[2] | a.sack[3]) != 0;
   // Stream ACKs: the stream of the newest packet first (a message probe waits
   // for it), then streams whose receive order advanced.
-  auto add = [&](Qp* qp) {
+  auto add = [&](uint32_t stream, uint32_t msn_next) {
     for (uint32_t i = 0; i < a.num_stream_acks; i++) {
-      if (a.stream_acks[i].stream_id == qp->remote_qpn) return;
+      if (a.stream_acks[i].stream_id == stream) return;
     }
-    a.stream_acks[a.num_stream_acks++] = {qp->remote_qpn, qp->msn_next};
+    a.stream_acks[a.num_stream_acks++] = {stream, msn_next};
+  };
+  auto add_qp = [&](Qp* qp) {
+    add(qp->remote_qpn, qp->msn_next);
     qp->dirty = false;
   };
-  if (Qp* qp = FindQp(rx.last_qpn); qp != nullptr && qp->conn == c->local_id) add(qp);
+  if (Qp* qp = FindQp(rx.last_qpn); qp != nullptr && qp->conn == c->local_id) add_qp(qp);
   while (!c->dirty.empty() && a.num_stream_acks < wire::kMaxStreamAcks) {
     Qp* qp = FindQp(c->dirty.back());
     c->dirty.pop_back();
-    if (qp != nullptr && qp->conn == c->local_id) add(qp);
+    if (qp != nullptr && qp->conn == c->local_id) add_qp(qp);
+  }
+  // Destroyed streams' last word, while it may still be missing at the peer.
+  for (size_t i = 0; c->closed_acks != 0 && i < c->closed.size(); i++) {
+    ClosedStream& s = c->closed[i];
+    if (!s.ack_pending || a.num_stream_acks == wire::kMaxStreamAcks) continue;
+    add(s.remote_qpn, s.msn_next);
+    s.ack_pending = false;
+    c->closed_acks--;
   }
   rx.unacked = 0;
   rx.ack_now = false;

@@ -381,6 +381,56 @@ TEST_F(HardeningTest, AProbeForAStreamNotConnectedYetAsksForTheWholeMessage) {
   EXPECT_EQ(naks[0].nak.num_chunks, 3u);
 }
 
+TEST_F(HardeningTest, AMessageAcceptedBeforeItsQpWasDestroyedIsStillAcknowledged) {
+  // ibv_rc_pingpong's last exchange: the responder accepts the last WRITE,
+  // completes, and destroys its QP; the stream ACK is lost on the way. The
+  // requester's probe must learn that the message was accepted, not fail it
+  // with "retry exceeded" (the data is placed and its completion delivered).
+  ASSERT_NO_FATAL_FAILURE(Start(BaseConfig()));
+  Packet rd = Data(PacketType::kReadReq, 0, 0, 0, 0);
+  rd.data.msg_len = 16;
+  rd.data.va = Addr(0);
+  rd.data.rkey = mr_.rkey;
+  Feed(rd);
+  FeedWrite(0, 1, 0, 1);
+  std::vector<Packet> out = Drain(now_);  // the READ response and the ACK: both lost
+  ASSERT_EQ(OfType(out, PacketType::kReadResp).size(), 1u);
+  ASSERT_EQ(StreamAckOf(OnlyAck(out)), 2);
+  ASSERT_TRUE(eng_->DestroyQp(qpn_).ok());
+  Packet probe = SmallWrite(0, 2, 0, 1);
+  probe.flags |= wire::flags::kMsgProbe | wire::flags::kRetransmit;
+  Feed(probe);
+  out = Drain(now_);
+  EXPECT_TRUE(OfType(out, PacketType::kNak).empty());
+  EXPECT_EQ(StreamAckOf(OnlyAck(out)), 2);
+  // A message the QP never accepted is still asked for again (and so fails
+  // at the requester when its retries run out), ...
+  Packet later = SmallWrite(0, 3, 0, 2);
+  later.flags |= wire::flags::kMsgProbe;
+  Feed(later);
+  out = Drain(now_);
+  ASSERT_EQ(OfType(out, PacketType::kNak).size(), 1u);
+  EXPECT_EQ(OfType(out, PacketType::kNak)[0].nak.code, wire::NakCode::kResend);
+  // ... as is a READ, whose response will never come: a stream ACK would keep
+  // its requester waiting for good (AReadTheResponderAcceptedIsNotProbedToDeath).
+  rd.data.psn = 4;
+  rd.flags |= wire::flags::kMsgProbe | wire::flags::kRetransmit;
+  Feed(rd);
+  out = Drain(now_);
+  EXPECT_EQ(StreamAckOf(OnlyAck(out)), -1);
+  EXPECT_EQ(OfType(out, PacketType::kNak).size(), 1u);
+  // Another stream of the peer's learns nothing about this one.
+  Packet other = SmallWrite(0, 5, 0, 0);
+  other.data.src_stream = kPeerQpn + 1;
+  other.flags |= wire::flags::kMsgProbe;
+  Feed(other);
+  for (const Packet& a : OfType(Drain(now_), PacketType::kAck)) {
+    for (uint32_t i = 0; i < a.ack.num_stream_acks; i++) {
+      EXPECT_NE(a.ack.stream_acks[i].stream_id, kPeerQpn + 1);
+    }
+  }
+}
+
 TEST_F(HardeningTest, NakResendMakesTheSenderSendExactlyThoseChunksAgain) {
   EngineConfig cfg = BaseConfig();
   cfg.msg_probe_min_ns = 1'000'000;
