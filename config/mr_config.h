@@ -13,6 +13,7 @@
 #ifndef METAROCE_MR_CONFIG_H
 #define METAROCE_MR_CONFIG_H
 
+#include <cstddef>
 #include <cstdint>
 
 namespace metaroce::config {
@@ -39,6 +40,35 @@ inline constexpr uint32_t kPathWindowPkts = 64;
 
 /** Packets in flight per connection, over all paths. */
 inline constexpr uint32_t kConnWindowPkts = 512;
+
+// ---- Congestion control (lib/transport/congestion.cc, doc/congestion.md) ----
+
+/** Fixed-point bits of the marked-fraction estimate alpha (1.0 = 1 << this): 0.1 % steps. */
+inline constexpr uint32_t kCcAlphaFracBits = 10;
+
+/**
+ * alpha moves by g = 2^-this of the difference each round trip: DCTCP's
+ * g = 1/16 (Alizadeh et al., SIGCOMM 2010, section 3.4), stable for windows
+ * up to the 1.5 BDP paths keep.
+ */
+inline constexpr uint32_t kCcAlphaGainShift = 4;
+static_assert(kCcAlphaGainShift < kCcAlphaFracBits, "g must be representable in alpha's steps");
+
+/**
+ * A round trip counts as congested when at least this share of its packets
+ * (in 1 / 256) came back CE-marked: Linux PLB's tcp_plb_cong_thresh default
+ * of 128, i.e. half (Qureshi et al., "PLB", SIGCOMM 2022).
+ */
+inline constexpr uint32_t kCcCongestedRoundShare256 = 128;
+
+/**
+ * A path congested for this many round trips in a row, while another path
+ * of its connection is clear, moves to a fresh source port (another ECMP
+ * route). PLB re-paths a whole TCP connection after 12 rounds, to bound the
+ * reordering it causes; a MetaRoCE path is one of many and its receiver
+ * tolerates reordering, so it moves sooner.
+ */
+inline constexpr uint32_t kCcRepathRounds = 4;
 
 /** Lowest retransmission timeout: several fabric RTTs, well above ACK coalescing delay. */
 inline constexpr uint64_t kRtoMinNs = 100'000;

@@ -140,12 +140,13 @@ void PrintFooter(const Options& o, Endpoint& ep) {
       const transport::PathInfo& p = paths[i];
       absl::StrAppendFormat(&j,
                             "%s{\"path\":%u,\"src_port\":%u,\"active\":%s,\"srtt_us\":%.2f,"
-                            "\"rto_us\":%.1f,\"window\":%u,\"tx\":%u,\"retx\":%u,\"lost\":%u,"
+                            "\"rto_us\":%.1f,\"window\":%u,\"cwnd_bytes\":%u,\"cc_cuts\":%u,"
+                            "\"repaths\":%u,\"tx\":%u,\"retx\":%u,\"lost\":%u,"
                             "\"ce\":%u,\"failures\":%u}",
                             i == 0 ? "" : ",", p.path_id, p.src_port, p.active ? "true" : "false",
                             static_cast<double>(p.srtt_ns) / 1e3,
-                            static_cast<double>(p.rto_ns) / 1e3, p.window, p.tx_pkts, p.retx_pkts,
-                            p.lost_pkts, p.ce_pkts, p.failures);
+                            static_cast<double>(p.rto_ns) / 1e3, p.window, p.cwnd_bytes, p.cc_cuts,
+                            p.repaths, p.tx_pkts, p.retx_pkts, p.lost_pkts, p.ce_pkts, p.failures);
     }
     std::printf("%s]}\n", j.c_str());
     return;
@@ -165,16 +166,17 @@ void PrintFooter(const Options& o, Endpoint& ep) {
                 static_cast<unsigned long>(fs->rx_in));
   }
   if (!paths.empty()) {
-    std::printf(" %-5s %-9s %-7s %10s %10s %7s %12s %8s %8s %6s %6s\n", "path", "src_port",
-                "active", "srtt[us]", "rto[us]", "window", "tx_pkts", "retx", "lost", "ce",
-                "fails");
+    std::printf(" %-5s %-9s %-7s %10s %10s %7s %9s %6s %12s %8s %8s %6s %6s\n", "path", "src_port",
+                "active", "srtt[us]", "rto[us]", "window", "cwnd[KB]", "cuts", "tx_pkts", "retx",
+                "lost", "ce", "fails");
     for (const transport::PathInfo& p : paths) {
-      std::printf(" %-5u %-9u %-7s %10.2f %10.1f %7u %12lu %8lu %8lu %6lu %6lu\n", p.path_id,
-                  p.src_port, p.active ? "yes" : "no", static_cast<double>(p.srtt_ns) / 1e3,
-                  static_cast<double>(p.rto_ns) / 1e3, p.window,
-                  static_cast<unsigned long>(p.tx_pkts), static_cast<unsigned long>(p.retx_pkts),
-                  static_cast<unsigned long>(p.lost_pkts), static_cast<unsigned long>(p.ce_pkts),
-                  static_cast<unsigned long>(p.failures));
+      std::printf(" %-5u %-9u %-7s %10.2f %10.1f %7u %9.1f %6lu %12lu %8lu %8lu %6lu %6lu\n",
+                  p.path_id, p.src_port, p.active ? "yes" : "no",
+                  static_cast<double>(p.srtt_ns) / 1e3, static_cast<double>(p.rto_ns) / 1e3,
+                  p.window, static_cast<double>(p.cwnd_bytes) / 1e3,
+                  static_cast<unsigned long>(p.cc_cuts), static_cast<unsigned long>(p.tx_pkts),
+                  static_cast<unsigned long>(p.retx_pkts), static_cast<unsigned long>(p.lost_pkts),
+                  static_cast<unsigned long>(p.ce_pkts), static_cast<unsigned long>(p.failures));
     }
   }
   std::printf("%s\n", kRule);

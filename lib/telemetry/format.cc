@@ -66,6 +66,7 @@ Dict FormatStats(const Snapshot& s, transport::TimeNs now) {
   d.AddU64("tail_loss_probes", st.tail_loss_probes);
   d.AddU64("path_failures", st.path_failures);
   d.AddU64("path_loss_failures", st.path_loss_failures);
+  d.AddU64("cc_repaths", st.cc_repaths);
   d.AddU64("conn_failures", st.conn_failures);
   d.AddU64("cq_overflows", st.cq_overflows);
   d.AddU64("control_dropped", st.control_dropped);
@@ -138,6 +139,9 @@ Dict FormatConns(const Snapshot& s, size_t first) {
     e.AddU64("srtt_max_ns", srtt_max);
     e.AddU64("window_pkts", c.window);
     e.AddU64("inflight_pkts", c.inflight);
+    e.AddU64("cwnd_bytes", c.cwnd_bytes);
+    e.AddU64("inflight_bytes", c.inflight_bytes);
+    e.AddU64("cc_cuts", c.cc_cuts);
     e.AddU64("rate_hint_mbps", c.rate_hint_mbps);
     e.AddU64("tx_pkts", c.tx_pkts);
     e.AddU64("tx_bytes", c.tx_bytes);
@@ -180,6 +184,10 @@ absl::StatusOr<Dict> FormatPaths(const Snapshot& s, uint32_t conn_id, size_t fir
     e.AddU64("rto_ns", p.rto_ns);
     e.AddU64("window_pkts", p.window);
     e.AddU64("inflight_pkts", p.inflight);
+    e.AddU64("cwnd_bytes", p.cwnd_bytes);
+    e.AddU64("inflight_bytes", p.inflight_bytes);
+    e.AddU64("cc_cuts", p.cc_cuts);
+    e.AddU64("repaths", p.repaths);
     e.AddU64("tx_pkts", p.tx_pkts);
     e.AddU64("retx_pkts", p.retx_pkts);
     e.AddU64("lost_pkts", p.lost_pkts);

@@ -169,8 +169,36 @@ std::vector<PathInfo> Engine::GetPaths(const wire::IpAddr& ip, uint16_t udp_port
 
 // ---- EngineImpl: verbs ----
 
+namespace {
+
+// One full data packet, as the windows count it: an upper bound on its frame
+// (VLAN tag and IPv6 included) or datagram.
+uint32_t FullPacketBytes(const EngineConfig& c) {
+  const size_t l2l3 = c.framing == Framing::kEthernet
+                          ? wire::kEthHeaderBytes + wire::kVlanTagBytes + wire::kIpv6HeaderBytes +
+                                wire::kUdpHeaderBytes
+                          : 0;
+  return static_cast<uint32_t>(c.max_payload + wire::kMaxHeaderBytes + l2l3);
+}
+
+CcLimits LimitsFor(const EngineConfig& c, uint32_t pkts) {
+  CcLimits l;
+  l.mss_bytes = FullPacketBytes(c);
+  l.min_bytes = l.mss_bytes;
+  // Without congestion control the packet windows alone bound what is in flight.
+  l.max_bytes =
+      c.congestion_control
+          ? static_cast<uint32_t>(std::min<uint64_t>(uint64_t{pkts} * l.mss_bytes, UINT32_MAX))
+          : UINT32_MAX;
+  return l;
+}
+
+}  // namespace
+
 EngineImpl::EngineImpl(const EngineConfig& c, MemoryAccess* m)
     : cfg(c),
+      path_cc(LimitsFor(c, c.path_window_pkts)),
+      conn_cc(LimitsFor(c, c.conn_window_pkts)),
       mem(m),
       incarnation(c.incarnation != 0 ? c.incarnation : SecureRng::OsNonZero64()),
       rng(c.seed != 0 ? SecureRng::DerivedKey(c.seed, incarnation) : SecureRng::OsKey()),
@@ -443,8 +471,8 @@ std::vector<PathInfo> EngineImpl::GetPaths(const wire::IpAddr& ip, uint16_t udp_
   const Connection* c = conns.at(it->second).get();
   for (const TxPath& p : c->paths) {
     v.push_back(PathInfo{p.id, p.src_port, p.state == PathState::kActive, p.inflight, p.window,
-                         p.srtt, p.rto, p.tx_pkts, p.retx_pkts, p.lost_pkts, p.ce_pkts,
-                         p.failures});
+                         p.srtt, p.rto, p.tx_pkts, p.retx_pkts, p.lost_pkts, p.ce_pkts, p.failures,
+                         p.cc.cwnd, p.cc.inflight, p.cc.cuts, p.repaths});
   }
   return v;
 }
@@ -686,9 +714,11 @@ void EngineImpl::FailConnection(Connection* c) {
   for (TxPath& p : c->paths) {
     for (Inflight& e : p.ring) e.live = false;
     p.inflight = 0;
+    p.cc.inflight = 0;
     p.una = p.next_psn;
   }
   c->inflight = 0;
+  c->cc.inflight = 0;
 }
 
 }  // namespace metaroce::transport

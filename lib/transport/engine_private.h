@@ -24,6 +24,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/hash/hash.h"
 #include "chunk_set_private.h"
+#include "congestion_private.h"
 #include "mr_engine.h"
 #include "protection_private.h"
 #include "secure_rng_private.h"
@@ -109,6 +110,7 @@ struct Inflight {
   uint32_t epoch = 0;
   MsgRef msg;
   uint32_t chunk = 0;
+  uint32_t bytes = 0;  ///< as sent (frame or datagram): what the congestion windows count
   TimeNs sent_at = 0;
 };
 
@@ -127,7 +129,8 @@ struct TxPath {
   uint32_t mask = 0;
   Inflight& At(uint32_t psn) { return ring[psn & mask]; }
   const Inflight& At(uint32_t psn) const { return ring[psn & mask]; }
-  uint32_t window = 0;
+  uint32_t window = 0;  ///< packets: the ring's limit (cc bounds the bytes)
+  CcWindow cc;
   bool has_rtt = false;
   TimeNs srtt = 0;
   TimeNs rttvar = 0;
@@ -152,8 +155,8 @@ struct TxPath {
   uint32_t unanswered_probes = 0;  ///< since the path failed; spaces the probes out
   uint32_t last_rx_pkts = 0;       ///< ACK counters already accounted
   uint32_t last_ce_pkts = 0;
-  bool counters_seen = false;
   uint64_t tx_pkts = 0, retx_pkts = 0, lost_pkts = 0, ce_pkts = 0, failures = 0;
+  uint64_t repaths = 0;  ///< moved to a fresh source port for congestion
   // Loss health: packets sent and lost in the current window, and the loss
   // ratio of the last complete window.
   uint32_t health_sent = 0;
@@ -218,6 +221,7 @@ struct Connection {
   std::vector<TxPath> paths;
   std::vector<RxPath> rx_paths;
   uint32_t inflight = 0;
+  CcWindow cc;             ///< bounds the bytes in flight over all paths
   uint32_t next_path = 0;  ///< spraying round robin
   std::vector<TxMsg> msgs;
   std::vector<uint32_t> free_msgs;
@@ -225,10 +229,10 @@ struct Connection {
   std::deque<RetxChunk> retx;
   std::deque<PendingNak> naks;
   std::deque<std::pair<uint16_t, wire::ProbeBody>> probe_replies;
-  TimeNs probe_min = kNever;       ///< earliest message probe or RNR resume of its QPs
-  std::deque<uint16_t> ack_queue;  ///< rx paths with an ACK pending
-  std::vector<uint32_t> qps;       ///< local QPs on this connection
-  std::vector<uint32_t> dirty;     ///< local QPs whose stream ACK must be sent
+  TimeNs probe_min = kNever;         ///< earliest message probe or RNR resume of its QPs
+  std::deque<uint16_t> ack_queue;    ///< rx paths with an ACK pending
+  std::vector<uint32_t> qps;         ///< local QPs on this connection
+  std::vector<uint32_t> dirty;       ///< local QPs whose stream ACK must be sent
   std::vector<ClosedStream> closed;  ///< a ring, the oldest at closed_next once full
   uint32_t closed_next = 0;
   uint32_t closed_acks = 0;  ///< entries of closed with ack_pending
@@ -388,6 +392,8 @@ class EngineImpl {
   bool HasPendingTx() const;
 
   EngineConfig cfg;
+  const CcLimits path_cc;  ///< window limits of one path
+  const CcLimits conn_cc;  ///< of a connection
   MemoryAccess* mem;
   uint64_t incarnation;  ///< this engine instance, in every handshake packet
   SecureRng rng;
@@ -519,7 +525,10 @@ class EngineImpl {
   /** Writes @p data at @p offset of @p sg, each SGE's lkey checked against @p pd. */
   bool Scatter(Qp* qp, uint32_t pd, const SgList& sg, uint64_t offset,
                std::span<const uint8_t> data);
-  void Delivered(TimeNs now, Connection* c, TxPath* path, uint32_t psn);
+  /** Settles @p psn as arrived; returns its bytes (0: already settled). */
+  uint32_t Delivered(TimeNs now, Connection* c, TxPath* path, uint32_t psn);
+  void CongestionOnAck(TimeNs now, Connection* c, TxPath* path, uint32_t acked_bytes,
+                       uint32_t rx_pkts, uint32_t ce_pkts);
   void MarkAckPending(Connection* c, uint16_t path_id);
 
   // ---- work lists and timers (timers.cc) ----

@@ -156,6 +156,7 @@ uint16_t EngineImpl::FreshPort(const Connection* c) {
 }
 
 void EngineImpl::SetUpPaths(Connection* c) {
+  c->cc.Reset(conn_cc);
   c->paths.resize(cfg.num_paths);
   for (TxPath& p : c->paths) p.src_port = 0;
   for (uint16_t i = 0; i < cfg.num_paths; i++) {
@@ -163,6 +164,7 @@ void EngineImpl::SetUpPaths(Connection* c) {
     p.id = i;
     p.src_port = FreshPort(c);
     p.window = cfg.path_window_pkts;
+    p.cc.Reset(path_cc);
     p.ring.assign(std::bit_ceil(cfg.path_window_pkts), Inflight{});
     p.mask = static_cast<uint32_t>(p.ring.size() - 1);
     p.rto = cfg.rto_initial_ns;

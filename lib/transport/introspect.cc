@@ -53,6 +53,9 @@ std::vector<ConnInfo> EngineImpl::GetConnections() const {
     ci.rx_bytes = c.rx_bytes;
     ci.inflight = c.inflight;
     ci.window = cfg.conn_window_pkts;
+    ci.cwnd_bytes = c.cc.cwnd;
+    ci.inflight_bytes = c.cc.inflight;
+    ci.cc_cuts = c.cc.cuts;
     ci.ce_rx_pkts = c.rx_ce_pkts;
     ci.paths.reserve(c.paths.size());
     for (const TxPath& p : c.paths) {
@@ -61,7 +64,8 @@ std::vector<ConnInfo> EngineImpl::GetConnections() const {
       ci.ce_echoed_pkts += p.ce_pkts;
       ci.paths.push_back(PathInfo{p.id, p.src_port, p.state == PathState::kActive, p.inflight,
                                   p.window, p.srtt, p.rto, p.tx_pkts, p.retx_pkts, p.lost_pkts,
-                                  p.ce_pkts, p.failures});
+                                  p.ce_pkts, p.failures, p.cc.cwnd, p.cc.inflight, p.cc.cuts,
+                                  p.repaths});
     }
     v.push_back(std::move(ci));
   }

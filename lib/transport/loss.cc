@@ -23,6 +23,8 @@ void EngineImpl::DeclareLost(TimeNs now, Connection* c, TxPath* path, uint32_t p
   e.live = false;
   path->inflight--;
   c->inflight--;
+  path->cc.inflight -= e.bytes;
+  c->cc.inflight -= e.bytes;
   path->lost_pkts++;
   if (by_rto) {
     stats.lost_detected_rto++;
@@ -109,6 +111,7 @@ void EngineImpl::PathTimeout(TimeNs now, Connection* c, TxPath* path) {
   }
   AdvanceUna(path);
   path->rto = std::min(path->rto * 2, cfg.rto_max_ns);
+  if (cfg.congestion_control) path->cc.OnTimeout(path_cc);
   if (++path->timeouts < cfg.path_fail_timeouts) return;
   // A path is bad when the others get through and it does not. When no
   // other active path has been acknowledged since this one's oldest packet

@@ -44,6 +44,12 @@ struct EngineConfig {
   uint16_t max_payload = config::kMaxPayloadBytes;  ///< 256..9000
   uint32_t path_window_pkts = config::kPathWindowPkts;
   uint32_t conn_window_pkts = config::kConnWindowPkts;
+  /**
+   * ECN AIMD byte windows per path and per connection (doc/congestion.md),
+   * starting at the packet windows' worth of full packets. false: the packet
+   * windows alone (for experiments and comparison).
+   */
+  bool congestion_control = true;
   TimeNs rto_min_ns = config::kRtoMinNs;
   TimeNs rto_max_ns = config::kRtoMaxNs;
   TimeNs rto_initial_ns = config::kRtoInitialNs;
@@ -196,6 +202,7 @@ struct EngineStats {
   uint64_t tail_loss_rescues = 0;   ///< of those unanswered, the newest sent on another path
   uint64_t path_failures = 0;
   uint64_t path_loss_failures = 0;  ///< of those, for losing much more than the other paths
+  uint64_t cc_repaths = 0;  ///< paths moved to a fresh source port after congested round trips
   uint64_t conn_failures = 0;
   uint64_t conn_restarts = 0;  ///< connections failed because the peer engine restarted
   uint64_t qps_moved =
@@ -220,6 +227,10 @@ struct PathInfo {
   uint64_t lost_pkts = 0;
   uint64_t ce_pkts = 0;
   uint64_t failures = 0;
+  uint32_t cwnd_bytes = 0;      ///< congestion window (doc/congestion.md)
+  uint32_t inflight_bytes = 0;  ///< bytes in flight, as the window counts them
+  uint64_t cc_cuts = 0;         ///< window decreases (CE-marked round trips, timeouts)
+  uint64_t repaths = 0;         ///< moved to a fresh source port after congested round trips
 };
 
 /** Per-connection figures (one connection per peer engine), for telemetry and tests. */
@@ -245,6 +256,9 @@ struct ConnInfo {
   uint64_t lost_pkts = 0;       ///< data packets declared lost, all paths
   uint32_t inflight = 0;        ///< data packets in flight, all paths
   uint32_t window = 0;          ///< connection window (packets)
+  uint32_t cwnd_bytes = 0;      ///< connection congestion window over all paths
+  uint32_t inflight_bytes = 0;  ///< bytes in flight, all paths
+  uint64_t cc_cuts = 0;         ///< connection window decreases
   uint32_t rate_hint_mbps = 0;  ///< rate the peer is asked to keep to; 0: no limit (no CC yet)
   uint64_t ce_rx_pkts = 0;      ///< CE-marked data packets received from the peer
   uint64_t ce_echoed_pkts = 0;  ///< CE marks the peer reported on our packets (sum of paths)

@@ -129,14 +129,16 @@ void EngineImpl::HandlePacket(TimeNs now, const wire::FrameInfo& from, const wir
 
 // ---- ACK / NAK / probe ----
 
-void EngineImpl::Delivered(TimeNs now, Connection* c, TxPath* path, uint32_t psn) {
+uint32_t EngineImpl::Delivered(TimeNs now, Connection* c, TxPath* path, uint32_t psn) {
   Inflight& e = path->At(psn);
-  if (!e.live) return;
+  if (!e.live) return 0;
   e.live = false;
   path->inflight--;
   c->inflight--;
+  path->cc.inflight -= e.bytes;
+  c->cc.inflight -= e.bytes;
   TxMsg* m = Msg(c, e.msg);
-  if (m == nullptr || e.epoch != m->epoch || e.probe) return;
+  if (m == nullptr || e.epoch != m->epoch || e.probe) return e.bytes;
   if (m->delivered.Set(e.chunk) && m->delivered.Full() && !m->done && !m->is_response) {
     // Every chunk arrived; the message completes on the responder's stream
     // ACK (or response). Probe if that does not come.
@@ -146,6 +148,42 @@ void EngineImpl::Delivered(TimeNs now, Connection* c, TxPath* path, uint32_t psn
   }
   if (m->is_response && m->delivered.Full()) {
     FreeMsg(c, e.msg);  // the requester has the whole response
+  }
+  return e.bytes;
+}
+
+void EngineImpl::CongestionOnAck(TimeNs now, Connection* c, TxPath* path, uint32_t acked_bytes,
+                                 uint32_t rx_pkts, uint32_t ce_pkts) {
+  if (!cfg.congestion_control) return;
+  const TimeNs rtt = path->has_rtt ? path->srtt : cfg.rto_initial_ns;
+  path->cc.OnAck(path_cc, now, rtt, acked_bytes, rx_pkts, ce_pkts);
+  // The connection's window answers congestion its paths share (the
+  // receiver's link, our own): marks on more than half of its active paths
+  // within a round trip. Marks on a few paths are theirs to answer, by
+  // shrinking and moving; counted here, they would shrink the connection
+  // below what its clear paths carry.
+  uint32_t conn_marks = 0;
+  if (ce_pkts != 0) {
+    uint32_t active = 0, marked = 0;
+    for (const TxPath& p : c->paths) {
+      if (p.state != PathState::kActive) continue;
+      active++;
+      marked += p.cc.hold_until > now ? 1 : 0;  // cut in its last round trip
+    }
+    if (2 * marked > active) conn_marks = ce_pkts;
+  }
+  c->cc.OnAck(conn_cc, now, rtt, acked_bytes, rx_pkts, conn_marks);
+  if (path->cc.congested_rounds < config::kCcRepathRounds) return;
+  // Congested round after round while another path is clear: its route is
+  // the hot one, not the receiver. Move it to another (PLB); it keeps its
+  // window, the new route earns more by its own ACKs.
+  for (const TxPath& p : c->paths) {
+    if (&p == path || p.state != PathState::kActive || p.cc.congested_rounds != 0) continue;
+    path->src_port = FreshPort(c);
+    path->cc.congested_rounds = 0;
+    path->repaths++;
+    stats.cc_repaths++;
+    return;
   }
 }
 
@@ -172,20 +210,27 @@ void EngineImpl::HandleAck(TimeNs now, Connection* c, const wire::Packet& p) {
     }
     path.rto = std::clamp<TimeNs>(path.srtt + 4 * path.rttvar, cfg.rto_min_ns, cfg.rto_max_ns);
   }
-  if (path.counters_seen) {
-    path.ce_pkts += static_cast<uint32_t>(a.ce_pkts - path.last_ce_pkts);
+  // What the receiver counted on this path since the last ACK (its counters
+  // start at 0 with the connection; an ACK overtaken by a newer one counts
+  // nothing).
+  uint32_t rx_new = 0, ce_new = 0;
+  if (static_cast<int32_t>(a.rx_pkts - path.last_rx_pkts) >= 0) {
+    rx_new = a.rx_pkts - path.last_rx_pkts;
+    ce_new =
+        static_cast<int32_t>(a.ce_pkts - path.last_ce_pkts) > 0 ? a.ce_pkts - path.last_ce_pkts : 0;
+    path.ce_pkts += ce_new;
+    path.last_ce_pkts = a.ce_pkts;
+    path.last_rx_pkts = a.rx_pkts;
   }
-  path.counters_seen = true;
-  path.last_ce_pkts = a.ce_pkts;
-  path.last_rx_pkts = a.rx_pkts;
 
   // Settle what the ACK covers: PSNs before cum, and SACKed PSNs above it.
   // Only PSNs actually sent count: a forged or stale ACK settles nothing else.
   const uint32_t inflight_before = path.inflight;
   bool any = false;
   uint32_t highest = 0;  // newest PSN this ACK shows arrived
+  uint32_t acked_bytes = 0;
   for (uint32_t psn = path.una; wire::SeqLt(psn, a.cum_psn) && psn != path.next_psn; psn++) {
-    Delivered(now, c, &path, psn);
+    acked_bytes += Delivered(now, c, &path, psn);
     highest = psn;
     any = true;
   }
@@ -197,7 +242,7 @@ void EngineImpl::HandleAck(TimeNs now, Connection* c, const wire::Packet& p) {
         bits &= bits - 1;
         const uint32_t psn = a.cum_psn + 1 + i;
         if (wire::SeqLt(psn, path.una) || !wire::SeqLt(psn, path.next_psn)) continue;
-        Delivered(now, c, &path, psn);
+        acked_bytes += Delivered(now, c, &path, psn);
         highest = psn;
         any = true;
       }
@@ -215,6 +260,7 @@ void EngineImpl::HandleAck(TimeNs now, Connection* c, const wire::Packet& p) {
     path.timeouts = 0;
     path.progress_at = now;
   }
+  CongestionOnAck(now, c, &path, acked_bytes, rx_new, ce_new);
 
   for (uint32_t i = 0; i < a.num_stream_acks; i++) {
     Qp* qp = FindQp(a.stream_acks[i].stream_id);

@@ -166,11 +166,13 @@ EngineImpl::Sent EngineImpl::SendChunk(TimeNs now, Connection* c, TxPath* path, 
   if (!Emit(now, c, path->src_port, &p, slot, wire::Ecn::kEct0)) return Sent::kNoRoom;
 
   Inflight& e = path->At(path->next_psn);
-  e = Inflight{true, probe, kind == RetxKind::kTailLoss, m->epoch, ref, chunk, now};
+  e = Inflight{true, probe, kind == RetxKind::kTailLoss, m->epoch, ref, chunk, slot->len, now};
   if (path->inflight == 0) path->una = path->next_psn;
   path->next_psn++;
   path->inflight++;
   c->inflight++;
+  path->cc.inflight += slot->len;
+  c->cc.inflight += slot->len;
   path->tx_pkts++;
   if (kind != RetxKind::kTailLoss && !probe) {
     // One tail-loss probe (and one rescue) per burst of sends.
@@ -255,24 +257,25 @@ void EngineImpl::BuildAck(TimeNs now, Connection* c, uint16_t path_id, wire::Pac
 
 bool EngineImpl::PathHasRoom(const Connection* c, const TxPath& p) const {
   return p.state == PathState::kActive && p.inflight < p.window &&
-         p.next_psn - p.una < p.ring.size() && c->inflight < cfg.conn_window_pkts;
+         p.next_psn - p.una < p.ring.size() && c->inflight < cfg.conn_window_pkts &&
+         p.cc.HasRoom() && c->cc.HasRoom();
 }
 
 TxPath* EngineImpl::PickPath(Connection* c, int prefer, int avoid) {
   if (prefer >= 0 && PathHasRoom(c, c->paths[prefer])) return &c->paths[prefer];
   const uint32_t n = static_cast<uint32_t>(c->paths.size());
-  int fallback = -1;  // the avoided path, if nothing else has room
+  int avoided = -1;  // the avoided path, if nothing else has room
   for (uint32_t k = 0; k < n; k++) {
     const uint32_t i = (c->next_path + k) % n;
     if (!PathHasRoom(c, c->paths[i])) continue;
     if (static_cast<int>(i) == avoid) {
-      fallback = static_cast<int>(i);
+      avoided = static_cast<int>(i);
       continue;
     }
     c->next_path = (i + 1) % n;
     return &c->paths[i];
   }
-  return fallback >= 0 ? &c->paths[fallback] : nullptr;
+  return avoided >= 0 ? &c->paths[avoided] : nullptr;
 }
 
 // ---- The send policy: one connection's turn at the slots ----

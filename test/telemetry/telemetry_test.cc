@@ -259,6 +259,10 @@ TEST_F(SimPair, PublishThenEveryCommand) {
   EXPECT_LE(*conn->U64("srtt_min_ns"), *conn->U64("srtt_ns"));
   EXPECT_GE(*conn->U64("srtt_max_ns"), *conn->U64("srtt_ns"));
   EXPECT_EQ(*conn->U64("window_pkts"), c.window);
+  EXPECT_EQ(*conn->U64("cwnd_bytes"), c.cwnd_bytes);
+  EXPECT_EQ(*conn->U64("inflight_bytes"), 0u);
+  EXPECT_EQ(*conn->U64("cc_cuts"), c.cc_cuts);
+  EXPECT_GT(*conn->U64("cc_cuts"), 0u);  // the marks above cut the connection's window
   EXPECT_EQ(*conn->U64("rate_hint_mbps"), 0u);
   EXPECT_EQ(*conn->U64("path_failures"), 0u);
 
@@ -282,6 +286,11 @@ TEST_F(SimPair, PublishThenEveryCommand) {
     EXPECT_EQ(*e->U64("rto_ns"), p.rto_ns);
     EXPECT_EQ(*e->U64("window_pkts"), p.window);
     EXPECT_EQ(*e->U64("inflight_pkts"), 0u);
+    EXPECT_EQ(*e->U64("cwnd_bytes"), p.cwnd_bytes);
+    EXPECT_GT(*e->U64("cwnd_bytes"), 0u);
+    EXPECT_EQ(*e->U64("inflight_bytes"), 0u);
+    EXPECT_EQ(*e->U64("cc_cuts"), p.cc_cuts);
+    EXPECT_EQ(*e->U64("repaths"), p.repaths);
     EXPECT_EQ(*e->U64("tx_pkts"), p.tx_pkts);
     EXPECT_GT(*e->U64("tx_pkts"), 0u);
     EXPECT_EQ(*e->U64("retx_pkts"), p.retx_pkts);
@@ -371,7 +380,8 @@ Snapshot Widest(size_t conns, size_t paths) {
     c.num_qps = c.window = c.inflight = c.chunk_bytes = c.rate_hint_mbps = UINT32_MAX;
     c.peer_paths = UINT16_MAX;
     c.tx_pkts = c.tx_bytes = c.rx_pkts = c.rx_bytes = c.retx_pkts = c.lost_pkts = UINT64_MAX;
-    c.ce_rx_pkts = c.ce_echoed_pkts = UINT64_MAX;
+    c.ce_rx_pkts = c.ce_echoed_pkts = c.cc_cuts = UINT64_MAX;
+    c.cwnd_bytes = c.inflight_bytes = UINT32_MAX;
     for (size_t p = 0; p < paths; p++) {
       PathInfo pi{static_cast<uint16_t>(UINT16_MAX - p),
                   UINT16_MAX,
@@ -383,6 +393,10 @@ Snapshot Widest(size_t conns, size_t paths) {
                   UINT64_MAX,
                   UINT64_MAX,
                   UINT64_MAX,
+                  UINT64_MAX,
+                  UINT64_MAX,
+                  UINT32_MAX,
+                  UINT32_MAX,
                   UINT64_MAX,
                   UINT64_MAX};
       pi.srtt_ns = UINT64_MAX / paths;  // the mean must not overflow

@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The metaroce authors
+ */
+
+// Congestion control on the simulated fabric (doc/congestion.md): a hot
+// spine. Host A sprays over 8 paths to host B on another leaf; host C sends
+// one single-path flow to host D beside it, which fills one spine's link to
+// D's leaf on its own. Each scenario runs twice in the same test, with the
+// ECN AIMD windows and without (the packet windows alone), and the test
+// compares the two.
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <memory>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "sim_node.h"
+
+namespace metaroce::testing {
+namespace {
+
+namespace tr = transport;
+
+constexpr uint32_t kMsgBytes = 64 << 10;
+constexpr uint32_t kDepth = 16;  ///< WRITEs each flow keeps outstanding
+constexpr size_t kMemBytes = size_t{kMsgBytes} * kDepth;
+constexpr sim::SimTime kStepPs = 10 * sim::kPsPerUs;
+
+/** One QP of @p src writing into @p dst, kDepth WRITEs of kMsgBytes kept outstanding. */
+class Flow {
+ public:
+  Flow(SimNode* src, SimNode* dst)
+      : src_(src), dst_(dst), mem_src_(kMemBytes), mem_dst_(kMemBytes) {
+    qp_src_ = MakeQp(src_, mem_src_, &mr_src_, &cq_);
+    uint32_t dst_cq = 0;
+    qp_dst_ = MakeQp(dst_, mem_dst_, &mr_dst_, &dst_cq);
+    EXPECT_TRUE(src_->engine().ConnectQp(qp_src_, dst_->Addr(), qp_dst_).ok());
+    EXPECT_TRUE(dst_->engine().ConnectQp(qp_dst_, src_->Addr(), qp_src_).ok());
+  }
+
+  /** Reaps completions and posts WRITEs up to kDepth outstanding. */
+  void Step() {
+    tr::Completion wc[64];
+    size_t n;
+    while ((n = src_->engine().PollCq(cq_, wc)) > 0) {
+      for (size_t i = 0; i < n; i++) {
+        EXPECT_EQ(wc[i].status, tr::WcStatus::kSuccess);
+        outstanding_--;
+        done_bytes_ += kMsgBytes;
+      }
+    }
+    while (outstanding_ < kDepth) {
+      tr::SendWr wr;
+      wr.wr_id = next_++;
+      wr.opcode = tr::Opcode::kWrite;
+      wr.flags = tr::send_flags::kSignaled;
+      const uint64_t off = (wr.wr_id % kDepth) * kMsgBytes;
+      wr.sg.push_back({reinterpret_cast<uint64_t>(mem_src_.data()) + off, kMsgBytes, mr_src_.lkey});
+      wr.remote_addr = reinterpret_cast<uint64_t>(mem_dst_.data()) + off;
+      wr.rkey = mr_dst_.rkey;
+      ASSERT_TRUE(src_->engine().PostSend(src_->NowNs(), qp_src_, wr).ok());
+      outstanding_++;
+    }
+    src_->Kick();
+  }
+
+  uint64_t done_bytes() const { return done_bytes_; }
+
+ private:
+  static uint32_t MakeQp(SimNode* n, std::vector<uint8_t>& mem, tr::MrInfo* mr, uint32_t* cq) {
+    tr::Engine& e = n->engine();
+    const uint32_t pd = *e.AllocPd();
+    *cq = *e.CreateCq(4 * kDepth);
+    *mr = *e.RegMr(pd, reinterpret_cast<uint64_t>(mem.data()), mem.size(), tr::access::kAll);
+    tr::QpAttr qa;
+    qa.pd = pd;
+    qa.send_cq = qa.recv_cq = *cq;
+    return *e.CreateQp(qa);
+  }
+
+  SimNode* src_;
+  SimNode* dst_;
+  std::vector<uint8_t> mem_src_, mem_dst_;
+  tr::MrInfo mr_src_, mr_dst_;
+  uint32_t cq_ = 0, qp_src_ = 0, qp_dst_ = 0;
+  uint32_t outstanding_ = 0;
+  uint64_t next_ = 0;
+  uint64_t done_bytes_ = 0;
+};
+
+struct HotSpineResult {
+  uint32_t hot_spine = 0;  ///< the spine C's flow uses
+  double a_share_hot = 0;  ///< of A's data frames over the measured time, on the hot spine
+  double a_gbps = 0, c_gbps = 0;
+  uint64_t drops = 0;    ///< frames the switches dropped (buffer overflow)
+  uint64_t repaths = 0;  ///< A's paths moved to a fresh port
+  uint64_t a_cuts = 0;   ///< A's path window decreases
+};
+
+HotSpineResult RunHotSpine(bool congestion_control, uint64_t seed) {
+  HotSpineResult r;
+  sim::Fabric fabric(seed);
+  sim::LeafSpineConfig ls;
+  ls.leaves = 2;
+  ls.spines = 2;
+  ls.hosts_per_leaf = 2;
+  ls.host_link.rate_bps = ls.fabric_link.rate_bps = 100 * sim::kBpsPerGbps;
+  sim::Topology topo = *sim::BuildLeafSpine(fabric, ls);
+  tr::EngineConfig wide;
+  wide.congestion_control = congestion_control;
+  tr::EngineConfig narrow = wide;
+  narrow.num_paths = 1;
+  wide.seed = seed * 10 + 1;
+  SimNode a(topo.host(0, 0), wide);
+  wide.seed = seed * 10 + 2;
+  SimNode b(topo.host(1, 0), wide);
+  narrow.seed = seed * 10 + 3;
+  SimNode c(topo.host(0, 1), narrow);
+  narrow.seed = seed * 10 + 4;
+  SimNode d(topo.host(1, 1), narrow);
+  Flow ab(&a, &b), cd(&c, &d);
+
+  auto uplink = [&](uint32_t s) {  // data frames leaf 0 sent to spine s
+    return fabric.port_stats(fabric.link(topo.fabric_link(0, s)).port_a).tx_frames;
+  };
+  // C alone first: its one path shows which spine it hashes to.
+  const sim::SimTime c_alone = 200 * sim::kPsPerUs;
+  while (fabric.Now() < c_alone) {
+    cd.Step();
+    fabric.RunUntil(fabric.Now() + kStepPs);
+  }
+  r.hot_spine = uplink(1) > uplink(0) ? 1 : 0;
+  const uint64_t c_frames = uplink(r.hot_spine);
+  EXPECT_LE(uplink(1 - r.hot_spine), 2u);  // the handshake at most
+  EXPECT_GT(c_frames, 0u);
+
+  const sim::SimTime m0 = c_alone + sim::kPsPerMs;  // 1 ms for A to settle
+  const sim::SimTime m1 = m0 + 4 * sim::kPsPerMs;
+  std::array<uint64_t, 2> up0{};
+  uint64_t a0 = 0, c0 = 0, c_tx0 = 0;
+  while (fabric.Now() < m1) {
+    if (fabric.Now() >= m0 && a0 == 0) {
+      up0 = {uplink(0), uplink(1)};
+      a0 = ab.done_bytes();
+      c0 = cd.done_bytes();
+      c_tx0 = c.engine().stats().tx_packets;
+    }
+    ab.Step();
+    cd.Step();
+    fabric.RunUntil(fabric.Now() + kStepPs);
+  }
+  // Leaf 0's uplinks carry A's and C's data only (ACKs come down).
+  const uint64_t c_sent = c.engine().stats().tx_packets - c_tx0;
+  const uint64_t hot = uplink(r.hot_spine) - up0[r.hot_spine] - c_sent;
+  const uint64_t cold = uplink(1 - r.hot_spine) - up0[1 - r.hot_spine];
+  r.a_share_hot = static_cast<double>(hot) / static_cast<double>(hot + cold);
+  const double secs = static_cast<double>(m1 - m0) / sim::kPsPerSec;
+  r.a_gbps = static_cast<double>(ab.done_bytes() - a0) * 8 / secs / 1e9;
+  r.c_gbps = static_cast<double>(cd.done_bytes() - c0) * 8 / secs / 1e9;
+  r.drops = fabric.total_drops(sim::DropCause::kQueueFull);
+  r.repaths = a.engine().stats().cc_repaths;
+  for (const tr::PathInfo& p : a.engine().GetPaths(b.Addr().ip)) r.a_cuts += p.cc_cuts;
+  return r;
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return (v[(v.size() - 1) / 2] + v[v.size() / 2]) / 2;
+}
+
+TEST(HotSpine, MarkedPathsMoveToTheClearSpineAndTheVictimGetsItsLinkBack) {
+  constexpr uint64_t kSeeds = 8;  // where A's 8 paths hash differs by seed
+  std::vector<double> share_off, share_on, c_off, c_on;
+  for (uint64_t seed = 1; seed <= kSeeds; seed++) {
+    SCOPED_TRACE(seed);
+    const HotSpineResult off = RunHotSpine(false, seed);
+    const HotSpineResult on = RunHotSpine(true, seed);
+    std::printf(
+        "seed %lu: A's share on the hot spine %.2f -> %.2f, A %.1f -> %.1f Gbit/s, C %.1f -> %.1f "
+        "Gbit/s, drops %lu -> %lu, A's window cuts %lu, repaths %lu\n",
+        seed, off.a_share_hot, on.a_share_hot, off.a_gbps, on.a_gbps, off.c_gbps, on.c_gbps,
+        off.drops, on.drops, on.a_cuts, on.repaths);
+    EXPECT_EQ(off.repaths, 0u);
+    EXPECT_EQ(off.a_cuts, 0u);
+    // With congestion control A's marked paths shrink and move: less of A's
+    // data crosses the hot spine, the victim gets more of its link, nothing
+    // overflows, and A loses nothing by it.
+    EXPECT_GT(on.a_cuts, 0u);
+    EXPECT_GT(on.repaths, 0u);
+    EXPECT_LT(on.a_share_hot, off.a_share_hot);
+    EXPECT_GT(on.c_gbps, off.c_gbps);
+    EXPECT_EQ(on.drops, 0u);
+    EXPECT_GE(on.a_gbps, 0.98 * off.a_gbps);
+    share_off.push_back(off.a_share_hot);
+    share_on.push_back(on.a_share_hot);
+    c_off.push_back(off.c_gbps);
+    c_on.push_back(on.c_gbps);
+  }
+  std::printf("median: A's share on the hot spine %.2f -> %.2f, C %.1f -> %.1f Gbit/s\n",
+              Median(share_off), Median(share_on), Median(c_off), Median(c_on));
+  EXPECT_LT(Median(share_on), 0.5 * Median(share_off));
+  EXPECT_GT(Median(c_on), 1.3 * Median(c_off));
+}
+
+}  // namespace
+}  // namespace metaroce::testing
