@@ -70,6 +70,23 @@ inline constexpr uint32_t kCcCongestedRoundShare256 = 128;
  */
 inline constexpr uint32_t kCcRepathRounds = 4;
 
+/**
+ * The receiver re-allocates its inbound capacity this often, over the
+ * senders measured in the interval: about two base round trips of a
+ * data-center fabric, so that a new sender gets its share in its first
+ * round trips and a departed one's is handed out again within a few.
+ */
+inline constexpr uint64_t kFairShareIntervalNs = 20'000;
+
+/**
+ * A sender that reached less than this share (in %) of the water level is
+ * limited elsewhere (its own link, its application, another bottleneck) and
+ * keeps what it uses; the rest is split among the others. Below 100 so that
+ * senders held to the level, which measure a little under it, still count
+ * as wanting more.
+ */
+inline constexpr uint32_t kFairShareLimitedPct = 90;
+
 /** Lowest retransmission timeout: several fabric RTTs, well above ACK coalescing delay. */
 inline constexpr uint64_t kRtoMinNs = 100'000;
 

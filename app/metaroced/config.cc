@@ -272,6 +272,12 @@ const std::vector<Key>& Keys() {
           "in flight per path, all within the 256-bit SACK"),
       Num("engine", "conn_window", FIELD(engine.conn_window_pkts), 1, 1 << 20, kPackets,
           "in flight per connection, over all paths"),
+      Bool("engine", "congestion_control", FIELD(engine.congestion_control),
+           "ECN AIMD byte windows per path and per connection (doc/congestion.md); no: the "
+           "packet windows alone"),
+      Num("engine", "rx_capacity_mbps", FIELD(engine.rx_capacity_mbps), 0, UINT32_MAX, kCount,
+          "inbound capacity in Mbit/s, shared fairly among the senders and sent in every ACK "
+          "as each one's rate hint (split evenly over the shards); 0: no hints"),
       Num("engine", "rto_min_us", FIELD(engine.rto_min_ns), 1, 60'000'000, kUs,
           "lowest retransmission timeout"),
       Num("engine", "rto_max_us", FIELD(engine.rto_max_ns), 1, 60'000'000, kUs,

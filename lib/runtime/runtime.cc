@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <optional>
@@ -134,6 +135,11 @@ absl::StatusOr<std::unique_ptr<Runtime>> Runtime::Open(const RuntimeConfig& cfg)
     absl::StatusOr<transport::EngineConfig> ec =
         ShardEngineConfig(cfg.engine, s->port_->info(), s->udp_port_, i);
     if (!ec.ok()) return ec.status();
+    // Each shard shares out its part of the host's inbound capacity among
+    // the senders it serves (one allocator over every shard is not done yet).
+    if (cfg.engine.rx_capacity_mbps != 0) {
+      ec->rx_capacity_mbps = std::max<uint64_t>(cfg.engine.rx_capacity_mbps / n, 1);
+    }
     ec->qpn_tag_bits = cfg.qpn_shard_bits;
     ec->qpn_tag = cfg.qpn_shard_bits != 0 ? i : 0;
     transport::MemoryAccess* mem = cfg.memory.empty() ? &s->mem_ : cfg.memory[i];

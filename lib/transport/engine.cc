@@ -33,6 +33,10 @@ absl::Status CheckConfig(const EngineConfig& c) {
                " (the SACK bitmap must cover every packet in flight), not ", c.path_window_pkts);
   }
   if (c.conn_window_pkts == 0) return bad("conn_window_pkts must be at least 1");
+  if (c.rx_capacity_mbps > UINT32_MAX) {
+    return bad("rx_capacity_mbps must be at most ", UINT32_MAX, " (about 4.3 Pbit/s), not ",
+               c.rx_capacity_mbps);
+  }
   if (c.rto_min_ns == 0 || c.rto_min_ns > c.rto_max_ns || c.rto_initial_ns < c.rto_min_ns) {
     return bad("need 0 < rto_min_ns <= rto_initial_ns and rto_min_ns <= rto_max_ns");
   }

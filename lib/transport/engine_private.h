@@ -236,6 +236,15 @@ struct Connection {
   std::vector<ClosedStream> closed;  ///< a ring, the oldest at closed_next once full
   uint32_t closed_next = 0;
   uint32_t closed_acks = 0;  ///< entries of closed with ack_pending
+  // The receiver's fair share (fair_share.cc): this connection as a sender to us ...
+  uint64_t share_bytes = 0;     ///< bytes of its data packets in the current interval
+  bool share_listed = false;    ///< on share_senders
+  TimeNs share_until = 0;       ///< its ACKs carry our hint until (it sent recently)
+  uint32_t hint_sent_mbps = 0;  ///< in our last ACK (observability)
+  // ... and the peer's hint for what we send.
+  uint32_t peer_hint_mbps = 0;  ///< 0: no limit
+  TimeNs pace_at = 0;           ///< no data packet before (the pacer at the peer's hint)
+  bool pace_armed = false;  ///< pace_at is a deadline: set by a send, cleared by the visit after
   TimeNs all_failed_since = kNever;
   TimeNs last_rx_at = 0;  ///< any valid packet from the peer
   /**
@@ -448,6 +457,13 @@ class EngineImpl {
   mutable std::vector<Timer> timers;
   bool reap_pending = false;  ///< a failed connection may have no QP left: forget it
   uint32_t rx_len = 0;  ///< bytes of the frame or datagram being handled (per-connection counters)
+  TimeNs seen_now = 0;  ///< the latest PollTx's time: the pacer's "now" where no time is given
+  // The receiver's fair share (rx.cc): senders of the current interval.
+  TimeNs share_from = 0;                ///< start of the current interval
+  uint32_t share_mbps = 0;              ///< the level ACKs carry (0: none measured yet)
+  std::vector<uint32_t> share_senders;  ///< connections with data in the interval
+  size_t share_last_senders = 0;        ///< how many the level was computed over
+  std::vector<uint64_t> share_rates_;   ///< scratch
 
  private:
   // ---- connection set-up (engine.cc, handshake.cc) ----
@@ -529,6 +545,12 @@ class EngineImpl {
   uint32_t Delivered(TimeNs now, Connection* c, TxPath* path, uint32_t psn);
   void CongestionOnAck(TimeNs now, Connection* c, TxPath* path, uint32_t acked_bytes,
                        uint32_t rx_pkts, uint32_t ce_pkts);
+  void AccountShare(TimeNs now, Connection* c);  ///< a data packet of rx_len bytes from c
+  uint32_t HintFor(TimeNs now, const Connection* c) const;  ///< rate_hint of an ACK to c
+  /** Paced: the connection may not send data at @p now (its peer's hint). */
+  bool Paced(const Connection* c, TimeNs now) const {
+    return c->peer_hint_mbps != 0 && c->pace_at > now;
+  }
   void MarkAckPending(Connection* c, uint16_t path_id);
 
   // ---- work lists and timers (timers.cc) ----

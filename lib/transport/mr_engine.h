@@ -50,6 +50,13 @@ struct EngineConfig {
    * windows alone (for experiments and comparison).
    */
   bool congestion_control = true;
+  /**
+   * This host's inbound capacity, shared max-min among the senders of the
+   * last interval and returned in every ACK as the sender's rate hint
+   * (doc/congestion.md); the link rate, less what other traffic needs.
+   * 0: no hints (senders are limited by their windows alone).
+   */
+  uint64_t rx_capacity_mbps = 0;
   TimeNs rto_min_ns = config::kRtoMinNs;
   TimeNs rto_max_ns = config::kRtoMaxNs;
   TimeNs rto_initial_ns = config::kRtoInitialNs;
@@ -259,7 +266,8 @@ struct ConnInfo {
   uint32_t cwnd_bytes = 0;      ///< connection congestion window over all paths
   uint32_t inflight_bytes = 0;  ///< bytes in flight, all paths
   uint64_t cc_cuts = 0;         ///< connection window decreases
-  uint32_t rate_hint_mbps = 0;  ///< rate the peer is asked to keep to; 0: no limit (no CC yet)
+  uint32_t rate_hint_mbps = 0;  ///< the share this receiver gives the peer; 0: no limit
+  uint32_t peer_hint_mbps = 0;  ///< the share the peer gives us (its last ACK), paced to; 0: none
   uint64_t ce_rx_pkts = 0;      ///< CE-marked data packets received from the peer
   uint64_t ce_echoed_pkts = 0;  ///< CE marks the peer reported on our packets (sum of paths)
   std::vector<PathInfo> paths;  ///< local paths, by path id

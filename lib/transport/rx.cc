@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "engine_private.h"
+#include "fair_share_private.h"
 
 namespace metaroce::transport {
 namespace {
@@ -210,6 +211,7 @@ void EngineImpl::HandleAck(TimeNs now, Connection* c, const wire::Packet& p) {
     }
     path.rto = std::clamp<TimeNs>(path.srtt + 4 * path.rttvar, cfg.rto_min_ns, cfg.rto_max_ns);
   }
+  c->peer_hint_mbps = a.rate_hint_mbps;
   // What the receiver counted on this path since the last ACK (its counters
   // start at 0 with the connection; an ACK overtaken by a newer one counts
   // nothing).
@@ -406,6 +408,46 @@ void EngineImpl::HandleProbe(TimeNs now, Connection* c, const wire::Packet& p) {
   (void)now;
 }
 
+// ---- The receiver's fair share, and the sender's side of it ----
+
+void EngineImpl::AccountShare(TimeNs now, Connection* c) {
+  if (now - share_from >= config::kFairShareIntervalNs) {
+    // The interval ended: measure its senders and allocate again.
+    const TimeNs span = now - share_from;
+    share_rates_.clear();
+    for (uint32_t id : share_senders) {
+      Connection* s = FindConn(id);
+      if (s == nullptr || !s->share_listed) continue;
+      share_rates_.push_back(s->share_bytes * 8'000 / span);  // bytes per ns x 8000 = Mbit/s
+      s->share_bytes = 0;
+      s->share_listed = false;
+      s->share_until = now + 2 * config::kFairShareIntervalNs;
+    }
+    share_last_senders = share_rates_.size();
+    share_senders.clear();
+    share_mbps = FairShareMbps(cfg.rx_capacity_mbps, share_rates_, share_mbps);
+    share_from = now;
+  }
+  c->share_bytes += rx_len;
+  if (!c->share_listed) {
+    c->share_listed = true;
+    share_senders.push_back(c->local_id);
+    c->share_until = std::max(c->share_until, now + 2 * config::kFairShareIntervalNs);
+  }
+}
+
+uint32_t EngineImpl::HintFor(TimeNs now, const Connection* c) const {
+  if (cfg.rx_capacity_mbps == 0 || c->share_until < now) return 0;
+  // More senders than the level was computed over (new ones): an equal part
+  // each until the interval ends, so that a new sender is held to its share
+  // from its first round trip and the others make room at once.
+  if (share_mbps == 0 || share_senders.size() > share_last_senders) {
+    const uint64_t n = std::max<size_t>(share_senders.size(), 1);
+    return static_cast<uint32_t>(std::max<uint64_t>(cfg.rx_capacity_mbps / n, 1));
+  }
+  return share_mbps;
+}
+
 // ---- Data ----
 
 void EngineImpl::MarkAckPending(Connection* c, uint16_t path_id) {
@@ -473,6 +515,7 @@ void EngineImpl::HandleData(TimeNs now, Connection* c, const wire::FrameInfo& fr
     return;
   }
   if (!RecordPsn(now, c, from, p)) return;
+  if (cfg.rx_capacity_mbps != 0) AccountShare(now, c);
   // From here on the packet is acknowledged at path level: a chunk dropped
   // below is recovered by the sender's message probe (NAK RESEND).
   const wire::DataBody& d = p.data;

@@ -149,6 +149,7 @@ TimeNs EngineImpl::ConnDeadline(const Connection* c) const {
     t = std::min(t, rx.ack_now ? 0 : rx.ack_due);
   }
   if (c->all_failed_since != kNever) t = std::min(t, c->all_failed_since + cfg.conn_fail_after_ns);
+  if (c->pace_armed && (!c->retx.empty() || !c->ready.empty())) t = std::min(t, c->pace_at);
   if (!c->qps.empty()) {
     t = std::min({t, std::max(c->last_rx_at + cfg.keepalive_ns, c->keepalive_at),
                   c->last_rx_at + cfg.conn_fail_after_ns});
@@ -268,6 +269,7 @@ bool EngineImpl::ConnHasPendingTx(const Connection* c) const {
     if (c->rx_paths[pid].ack_now) return true;
   }
   if (c->retx.empty() && c->ready.empty()) return false;
+  if (Paced(c, seen_now)) return false;  // its deadline is the pacer's
   for (const TxPath& p : c->paths) {
     if (PathHasRoom(c, p)) return true;
   }

@@ -173,6 +173,15 @@ EngineImpl::Sent EngineImpl::SendChunk(TimeNs now, Connection* c, TxPath* path, 
   c->inflight++;
   path->cc.inflight += slot->len;
   c->cc.inflight += slot->len;
+  if (c->peer_hint_mbps != 0) {
+    // The pacer: the next data packet goes when this one has left at the
+    // peer's hint (bytes x 8000 / Mbit/s = ns). A poll later than the
+    // schedule keeps it, by up to one packet's time, so that the caller's
+    // polling granularity costs no rate.
+    const TimeNs gap = uint64_t{slot->len} * 8'000 / c->peer_hint_mbps;
+    c->pace_at = std::max(c->pace_at, now - std::min(now, gap)) + gap;
+    c->pace_armed = true;
+  }
   path->tx_pkts++;
   if (kind != RetxKind::kTailLoss && !probe) {
     // One tail-loss probe (and one rescue) per burst of sends.
@@ -214,7 +223,8 @@ void EngineImpl::BuildAck(TimeNs now, Connection* c, uint16_t path_id, wire::Pac
   a.cum_psn = rx.cum;
   a.echo_ts_ns = rx.echo_ts;
   a.ack_delay_ns = static_cast<uint32_t>(std::min<TimeNs>(now - rx.echo_rx_at, UINT32_MAX));
-  a.rate_hint_mbps = 0;
+  a.rate_hint_mbps = HintFor(now, c);
+  c->hint_sent_mbps = a.rate_hint_mbps;
   a.rx_pkts = rx.rx_pkts;
   a.ce_pkts = rx.ce_pkts;
   a.ece = rx.echo_ce;
@@ -299,6 +309,7 @@ const EngineImpl::TxStage EngineImpl::kTxStages[] = {
 
 size_t EngineImpl::ConnTx(TimeNs now, Connection* c, std::span<TxSlot> slots) {
   if (c->state == ConnState::kFailed) return 0;
+  if (c->pace_armed && c->pace_at <= now) c->pace_armed = false;  // its time came: this visit
   TxTurn t{now, slots};
   for (const TxStage& stage : kTxStages) {
     (this->*stage.run)(c, t);
@@ -434,7 +445,7 @@ void EngineImpl::TxAcks(Connection* c, TxTurn& t) {
 }
 
 void EngineImpl::TxRetransmissions(Connection* c, TxTurn& t) {
-  while (!c->retx.empty() && !t.full()) {
+  while (!c->retx.empty() && !t.full() && !Paced(c, t.now)) {
     RetxChunk& r = c->retx.front();
     TxMsg* m = Msg(c, r.msg);
     const bool probe = r.kind == RetxKind::kMsgProbe;
@@ -475,7 +486,7 @@ void EngineImpl::TxNewData(Connection* c, TxTurn& t) {
       FeedTx(c, qp);
     }
   };
-  while (!c->ready.empty() && !t.full()) {
+  while (!c->ready.empty() && !t.full() && !Paced(c, t.now)) {
     const MsgRef ref = c->ready.front();
     TxMsg* m = Msg(c, ref);
     // A message an RNR NAK stopped waits out its delay off the queue; the
@@ -529,6 +540,7 @@ void EngineImpl::ReapFailed() {
 
 size_t EngineImpl::PollTx(TimeNs now, std::span<TxSlot> slots) {
   CheckWorkLists("PollTx entry");
+  seen_now = now;
   FailFatalQps();
   RunTimers(now);
   if (reap_pending) {

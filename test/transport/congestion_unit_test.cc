@@ -6,8 +6,11 @@
 // in one engine: a CE mark trims the path that saw it, and the next packets
 // go to the paths that are clear.
 
+#include <vector>
+
 #include "congestion_private.h"
 #include "engine_unit_fixture.h"
+#include "fair_share_private.h"
 
 namespace metaroce::transport::unit {
 namespace {
@@ -143,6 +146,53 @@ TEST(CcWindow, TheLargestWindowsDoNotOverflow) {
   EXPECT_NEAR(static_cast<double>(w.alpha) / CcWindow::kAlphaOne, 1 - 1.0 / 32, 0.002);
 }
 
+// ---- The receiver's fair share ----
+
+uint32_t Share(uint64_t capacity, std::vector<uint64_t> rates, uint64_t prev = 0) {
+  return FairShareMbps(capacity, rates, prev);
+}
+
+TEST(FairShare, NoSenderGetsEverythingOneGetsEverything) {
+  EXPECT_EQ(Share(100'000, {}), 100'000u);
+  EXPECT_EQ(Share(100'000, {0}), 100'000u);
+  EXPECT_EQ(Share(100'000, {100'000}), 100'000u);
+  EXPECT_EQ(Share(100'000, {250'000}), 100'000u);  // measured over a burst: still the capacity
+}
+
+TEST(FairShare, SendersThatWantMoreSplitItEqually) {
+  EXPECT_EQ(Share(100'000, std::vector<uint64_t>(8, 12'500)), 12'500u);
+  EXPECT_EQ(Share(100'000, std::vector<uint64_t>(8, 40'000)), 12'500u);
+  // Thousands of senders: the share is still exact, and never 0 (0 means "no limit").
+  EXPECT_EQ(Share(100'000, std::vector<uint64_t>(4000, 25)), 25u);
+  EXPECT_EQ(Share(1'000, std::vector<uint64_t>(4000, 1)), 1u);
+}
+
+TEST(FairShare, ASenderLimitedElsewhereKeepsItsRateAndTheRestIsShared) {
+  // One sender uses 10 of a 100 share: the other two split the 90 left.
+  EXPECT_EQ(Share(100'000, {10'000, 50'000, 50'000}), 45'000u);
+  // A new sender measured at almost nothing, the others held to the last
+  // share: they split what is left, and the newcomer may grow to it.
+  EXPECT_EQ(Share(100'000, {1'000, 33'000, 33'000}, 33'333), 49'500u);
+  // Without knowing they were held, they look limited elsewhere too: an equal share.
+  EXPECT_EQ(Share(100'000, {1'000, 33'000, 33'000}), 33'333u);
+  // A sender held to the level measures a little under it: still wanting more.
+  EXPECT_EQ(Share(100'000, {45'000, 50'000}), 50'000u);
+}
+
+TEST(FairShare, WhenEverySenderIsLimitedElsewhereEachMayGrow) {
+  // Two senders at 10 each of 100: what is left (80), at least an equal share.
+  EXPECT_EQ(Share(100'000, {10'000, 10'000}), 80'000u);
+  // Senders that stopped (rate 0) leave their shares to the one held to its share.
+  EXPECT_EQ(Share(100'000, {0, 0, 0, 25'000}, 25'000), 100'000u);
+  EXPECT_EQ(Share(100'000, {0, 0, 0, 50'000}, 25'000), 100'000u);
+}
+
+TEST(FairShare, TheLargestFiguresDoNotOverflow) {
+  EXPECT_EQ(Share(UINT32_MAX, {UINT64_MAX / 200, 0}), UINT32_MAX);
+  EXPECT_EQ(Share(uint64_t{UINT32_MAX} * 4, {}), UINT32_MAX);  // clamped to the wire field
+  EXPECT_EQ(Share(UINT32_MAX, std::vector<uint64_t>(2, UINT32_MAX)), UINT32_MAX / 2);
+}
+
 // ---- In the engine ----
 
 class CongestionTest : public EngineUnitTest {};
@@ -215,6 +265,73 @@ TEST_F(CongestionTest, APathCongestedRoundAfterRoundWhileAnotherIsClearMovesToAF
   EXPECT_NE(Path(0).src_port, port1);
   EXPECT_EQ(Path(1).src_port, port1);
   EXPECT_EQ(Path(1).repaths, 0u);
+}
+
+TEST_F(CongestionTest, EveryAckCarriesTheSendersShareOfTheReceiversCapacity) {
+  EngineConfig cfg = BaseConfig();
+  cfg.rx_capacity_mbps = 100'000;
+  ASSERT_NO_FATAL_FAILURE(Start(cfg));
+  // The peer sends: its first ACKs carry its share, the whole capacity (it is the only sender).
+  for (uint32_t i = 0; i < 4; i++) FeedWrite(0, i, 0, i);
+  Packet ack = OnlyAck(Drain(now_));
+  EXPECT_EQ(ack.ack.rate_hint_mbps, 100'000u);
+  // It keeps sending, at 1 KiB per 10 us (about 0.9 Gbit/s): each interval
+  // measures it as limited elsewhere, and its share stays the whole capacity.
+  for (uint32_t i = 4; i < 40; i++) {
+    now_ += 10'000;
+    FeedWrite(0, i, i, i);
+  }
+  ack = OnlyAck(Drain(now_));
+  EXPECT_EQ(ack.ack.rate_hint_mbps, 100'000u);
+  EXPECT_EQ(eng_->GetConnections()[0].rate_hint_mbps, 100'000u);
+  // Silent for a while, it is no longer a sender: no hint (no limit).
+  now_ += 1'000'000;
+  Feed(Ack(0, 0));  // any packet; the engine has nothing to acknowledge
+  Drain(now_);
+  Packet late = SmallWrite(0, 40, 40, 40);
+  late.flags = wire::flags::kAckReq;
+  now_ += 1;
+  Feed(late);
+  EXPECT_EQ(OnlyAck(Drain(now_)).ack.rate_hint_mbps, 100'000u);  // a sender again
+}
+
+TEST_F(CongestionTest, AHintPacesTheSenderToThatRate) {
+  ASSERT_NO_FATAL_FAILURE(Start(BaseConfig()));
+  FillSource(64 * kPayload);
+  for (uint32_t i = 0; i < 8; i++) {
+    ASSERT_NO_FATAL_FAILURE(PostWrite(i, kPayload, uint64_t{i} * kPayload));
+  }
+  std::vector<Packet> out = Drain(now_);
+  ASSERT_EQ(out.size(), 8u);  // no hint yet: the windows alone
+  // An ACK with a hint of 8 Gbit/s: from now on one packet per its bytes x 8 / 8 Gbit/s.
+  Packet a = Ack(0, 8);
+  a.ack.rx_pkts = 8;
+  a.ack.rate_hint_mbps = 8'000;
+  Feed(a);
+  EXPECT_EQ(eng_->GetConnections()[0].peer_hint_mbps, 8'000u);
+  for (uint32_t i = 0; i < 32; i++) {
+    ASSERT_NO_FATAL_FAILURE(PostWrite(8 + i, kPayload, uint64_t{i} * kPayload));
+  }
+  const TimeNs start = now_;
+  out = OfType(Drain(now_), PacketType::kWrite);
+  // Two at once (a poll may be up to a packet's time late), the next when they have left.
+  ASSERT_EQ(out.size(), 2u);
+  const TimeNs gap = frames_.back().size();  // bytes x 8000 / 8000 Mbit/s = ns
+  EXPECT_EQ(eng_->NextDeadline(), start + gap);
+  EXPECT_FALSE(eng_->HasPendingTx());
+  now_ = start + gap - 1;
+  EXPECT_TRUE(OfType(Drain(now_), PacketType::kWrite).empty());
+  // Over 20 gaps, 20 packets: the rate is the hint's.
+  uint32_t sent = 0;
+  for (now_ = start + gap; now_ < start + 21 * gap; now_ += gap / 4) {
+    sent += static_cast<uint32_t>(OfType(Drain(now_), PacketType::kWrite).size());
+  }
+  EXPECT_EQ(sent, 20u);
+  // A hint of 0 lifts the limit: the rest goes at once.
+  Packet b = Ack(0, 8 + 22);
+  b.ack.rx_pkts = 8 + 22;
+  Feed(b);
+  EXPECT_EQ(OfType(Drain(now_), PacketType::kWrite).size(), 10u);
 }
 
 TEST_F(CongestionTest, WithoutCongestionControlMarksChangeNoWindow) {

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The metaroce authors
+ */
+
+// Max-min water-filling of the receiver's inbound capacity (fair_share_private.h).
+
+#include <algorithm>
+
+#include "fair_share_private.h"
+#include "mr_config.h"
+
+namespace metaroce::transport {
+
+namespace {
+
+uint32_t Clamp(uint64_t mbps) {
+  return static_cast<uint32_t>(std::clamp<uint64_t>(mbps, 1, UINT32_MAX));
+}
+
+}  // namespace
+
+uint32_t FairShareMbps(uint64_t capacity_mbps, std::span<uint64_t> rates_mbps, uint64_t prev_mbps) {
+  if (rates_mbps.empty()) return Clamp(capacity_mbps);
+  std::sort(rates_mbps.begin(), rates_mbps.end());
+  uint64_t remaining = capacity_mbps;
+  uint64_t k = rates_mbps.size();
+  for (uint64_t r : rates_mbps) {
+    const uint64_t level = remaining / k;
+    // This sender and every faster one take an equal part of what is left.
+    // One held to the last share wants more, whatever the level now.
+    const uint64_t held = prev_mbps != 0 ? std::min(level, prev_mbps) : level;
+    if (r * 100 >= held * config::kFairShareLimitedPct) return Clamp(level);
+    remaining -= std::min(r, remaining);
+    k--;
+  }
+  return Clamp(std::max(remaining, capacity_mbps / rates_mbps.size()));
+}
+
+}  // namespace metaroce::transport

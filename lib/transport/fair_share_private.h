@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The metaroce authors
+ */
+
+/**
+ * @file
+ * The receiver's fair share (doc/congestion.md): max-min water-filling of
+ * this host's inbound capacity over the senders measured in the last
+ * interval. Pure arithmetic; the engine measures and returns the result in
+ * every ACK (rate_hint).
+ */
+
+#ifndef METAROCE_TRANSPORT_FAIR_SHARE_PRIVATE_H
+#define METAROCE_TRANSPORT_FAIR_SHARE_PRIVATE_H
+
+#include <cstdint>
+#include <span>
+
+namespace metaroce::transport {
+
+/**
+ * The share of @p capacity_mbps for a sender that could use more, given the
+ * rates (Mbit/s) @p rates_mbps the senders reached in the last interval
+ * (reordered) while held to @p prev_mbps (the last share; 0: none). A sender
+ * below 90 % of the level, and of the share it was held to, is limited
+ * elsewhere and keeps what it uses; the others split the rest equally. When
+ * every sender is limited elsewhere, what is left, but at least an equal
+ * share, so that each may grow. No senders: the whole capacity. Never 0 (0
+ * means "no limit" on the wire) and never above UINT32_MAX.
+ */
+uint32_t FairShareMbps(uint64_t capacity_mbps, std::span<uint64_t> rates_mbps, uint64_t prev_mbps);
+
+}  // namespace metaroce::transport
+
+#endif  // METAROCE_TRANSPORT_FAIR_SHARE_PRIVATE_H
