@@ -195,21 +195,30 @@ TEST(FairShare, TheLargestFiguresDoNotOverflow) {
 
 // ---- In the engine ----
 
-class CongestionTest : public EngineUnitTest {};
+class CongestionTest : public EngineUnitTest {
+ protected:
+  /** Two paths of @p window packets each. */
+  static EngineConfig TwoPaths(uint32_t window = 8) {
+    EngineConfig cfg = BaseConfig();
+    cfg.num_paths = 2;
+    cfg.path_window_pkts = window;
+    return cfg;
+  }
+  /** @p n one-packet WRITEs, ids from @p first, from successive source chunks. */
+  void PostWrites(uint64_t first, uint32_t n) {
+    FillSource(size_t{n} * kPayload);
+    for (uint32_t i = 0; i < n; i++) {
+      ASSERT_NO_FATAL_FAILURE(PostWrite(first + i, kPayload, uint64_t{i} * kPayload));
+    }
+  }
+};
 
 TEST_F(CongestionTest, ACeMarkTrimsThePathThatSawItAndTheNextPacketsGoToTheClearOne) {
-  EngineConfig cfg = BaseConfig();
-  cfg.num_paths = 2;
-  cfg.path_window_pkts = 8;
-  ASSERT_NO_FATAL_FAILURE(Start(cfg));
+  ASSERT_NO_FATAL_FAILURE(Start(TwoPaths()));
   const uint32_t start = Path(0).cwnd_bytes;
   ASSERT_GT(start, 0u);
   ASSERT_EQ(Path(1).cwnd_bytes, start);
-  constexpr uint32_t kMsgs = 64;
-  FillSource(kMsgs * kPayload);
-  for (uint32_t i = 0; i < kMsgs; i++) {
-    ASSERT_NO_FATAL_FAILURE(PostWrite(i, kPayload, uint64_t{i} * kPayload));
-  }
+  ASSERT_NO_FATAL_FAILURE(PostWrites(0, 64));
   std::vector<Packet> out = Drain(now_);
   uint32_t sent[2] = {};
   for (const Packet& p : out) sent[p.path_id]++;
@@ -237,16 +246,12 @@ TEST_F(CongestionTest, ACeMarkTrimsThePathThatSawItAndTheNextPacketsGoToTheClear
 }
 
 TEST_F(CongestionTest, APathCongestedRoundAfterRoundWhileAnotherIsClearMovesToAFreshPort) {
-  EngineConfig cfg = BaseConfig();
-  cfg.num_paths = 2;
-  cfg.path_window_pkts = 4;
+  const EngineConfig cfg = TwoPaths(4);
   ASSERT_NO_FATAL_FAILURE(Start(cfg));
   const uint16_t port0 = Path(0).src_port, port1 = Path(1).src_port;
   uint32_t rx[2] = {}, ce[2] = {}, psn[2] = {};
-  FillSource(kPayload);
-  uint64_t wr = 0;
   for (uint32_t round = 0; round <= config::kCcRepathRounds; round++) {
-    for (int i = 0; i < 8; i++) ASSERT_NO_FATAL_FAILURE(PostWrite(wr++, kPayload));
+    ASSERT_NO_FATAL_FAILURE(PostWrites(8 * round, 8));
     for (const Packet& p : OfType(Drain(now_), PacketType::kWrite)) psn[p.path_id] = p.data.psn + 1;
     now_ += 100'000;  // past a round trip (the RTT of these ACKs is 0: rto_initial_ns holds)
     for (uint16_t path : {0, 1}) {
@@ -297,10 +302,7 @@ TEST_F(CongestionTest, EveryAckCarriesTheSendersShareOfTheReceiversCapacity) {
 
 TEST_F(CongestionTest, AHintPacesTheSenderToThatRate) {
   ASSERT_NO_FATAL_FAILURE(Start(BaseConfig()));
-  FillSource(64 * kPayload);
-  for (uint32_t i = 0; i < 8; i++) {
-    ASSERT_NO_FATAL_FAILURE(PostWrite(i, kPayload, uint64_t{i} * kPayload));
-  }
+  ASSERT_NO_FATAL_FAILURE(PostWrites(0, 8));
   std::vector<Packet> out = Drain(now_);
   ASSERT_EQ(out.size(), 8u);  // no hint yet: the windows alone
   // An ACK with a hint of 8 Gbit/s: from now on one packet per its bytes x 8 / 8 Gbit/s.
@@ -309,9 +311,7 @@ TEST_F(CongestionTest, AHintPacesTheSenderToThatRate) {
   a.ack.rate_hint_mbps = 8'000;
   Feed(a);
   EXPECT_EQ(eng_->GetConnections()[0].peer_hint_mbps, 8'000u);
-  for (uint32_t i = 0; i < 32; i++) {
-    ASSERT_NO_FATAL_FAILURE(PostWrite(8 + i, kPayload, uint64_t{i} * kPayload));
-  }
+  ASSERT_NO_FATAL_FAILURE(PostWrites(8, 32));
   const TimeNs start = now_;
   out = OfType(Drain(now_), PacketType::kWrite);
   // Two at once (a poll may be up to a packet's time late), the next when they have left.
@@ -335,15 +335,10 @@ TEST_F(CongestionTest, AHintPacesTheSenderToThatRate) {
 }
 
 TEST_F(CongestionTest, WithoutCongestionControlMarksChangeNoWindow) {
-  EngineConfig cfg = BaseConfig();
-  cfg.num_paths = 2;
-  cfg.path_window_pkts = 8;
+  EngineConfig cfg = TwoPaths();
   cfg.congestion_control = false;
   ASSERT_NO_FATAL_FAILURE(Start(cfg));
-  FillSource(32 * kPayload);
-  for (uint32_t i = 0; i < 32; i++) {
-    ASSERT_NO_FATAL_FAILURE(PostWrite(i, kPayload, uint64_t{i} * kPayload));
-  }
+  ASSERT_NO_FATAL_FAILURE(PostWrites(0, 32));
   std::vector<Packet> out = Drain(now_);
   ASSERT_EQ(out.size(), 16u);  // the packet windows: 8 per path
   Packet a0 = Ack(0, 8);
