@@ -7,12 +7,22 @@ Each gtest binary writes per-case results to <builddir>/test-results/<test>.xml
 (GTEST_OUTPUT); those cases are counted one by one. Every other meson test
 counts as one. A gtest binary whose exit status failed without a failing case
 (a crash, a sanitizer report at exit, a timeout) adds one failure.
-Prints the failures, then one line: "N passed, M failed".
+Prints the failures, each with the last lines of its output (the tail of a
+long CI log is what a reader sees), then one line: "N passed, M failed".
 """
 import json
 import os
 import sys
 import xml.etree.ElementTree as ET
+
+TAIL_LINES = 12  # enough for a soak's FAIL line and its figures
+
+
+def tail(r):
+    """The last lines a failed test printed, indented under its note."""
+    out = [(r.get(k) or "").rstrip() for k in ("stdout", "stderr")]
+    lines = "\n".join(o for o in out if o).splitlines()[-TAIL_LINES:]
+    return "".join(f"\n    | {l[:300]}" for l in lines)
 
 
 def count(builddir):
@@ -44,12 +54,12 @@ def count(builddir):
                     passed += 1
             if not ok and cases_failed == 0:
                 failed += 1
-                notes.append(f"{builddir}: {name}: {r['result']} (exit {r.get('returncode')}) with no failing case")
+                notes.append(f"{builddir}: {name}: {r['result']} (exit {r.get('returncode')}) with no failing case" + tail(r))
         elif ok:
             passed += 1
         else:
             failed += 1
-            notes.append(f"{builddir}: {name}: {r['result']}")
+            notes.append(f"{builddir}: {name}: {r['result']}" + tail(r))
     return passed, failed, notes
 
 
