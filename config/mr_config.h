@@ -71,6 +71,36 @@ inline constexpr uint32_t kCcCongestedRoundShare256 = 128;
 inline constexpr uint32_t kCcRepathRounds = 4;
 
 /**
+ * Queueing delay a path may add above its connection's base (smallest) RTT
+ * before its window shrinks, the signal where nothing marks CE (a software
+ * receiver's queue, memif, loopback, a fabric without ECN). Measured on the
+ * 2-vCPU reference machine (doc/congestion.md): a 64 KiB write_bw with the
+ * packet windows alone queued 0.2-0.7 ms over memif and about 1 ms over
+ * kernel UDP; a target of 100 us kept it there but cost throughput under
+ * load (a stall of either process drains a short queue, and the receiver
+ * idles); 250 us keeps the throughput and cuts the queue by 2-4x. Far above
+ * what ECN lets a switch queue, so on an ECN fabric the marks act first.
+ */
+inline constexpr uint64_t kCcDelayTargetNs = 250'000;
+
+/**
+ * A window above the delay target shrinks by (rtt - target) / rtt times
+ * this (in 1 / 256), Swift's beta of 0.8 (Kumar et al., section 3.1),
+ * at most by kCcMaxDelayCut256 and once per round trip.
+ */
+inline constexpr uint32_t kCcDelayGain256 = 205;
+/** The largest delay cut (1 / 256): half, as after a mark with alpha = 1. */
+inline constexpr uint32_t kCcMaxDelayCut256 = 128;
+static_assert(kCcMaxDelayCut256 < 256 && kCcDelayGain256 <= 256);
+
+/**
+ * The base RTT is the smallest sample of this period, so that a route that
+ * became longer for good does not read as queueing forever (BBR's min_rtt
+ * window, Cardwell et al., ACM Queue 2016).
+ */
+inline constexpr uint64_t kCcBaseRttWindowNs = 10'000'000'000;
+
+/**
  * The receiver re-allocates its inbound capacity this often, over the
  * senders measured in the interval: about two base round trips of a
  * data-center fabric, so that a new sender gets its share in its first
@@ -98,6 +128,17 @@ inline constexpr uint64_t kTlpMinNs = 10'000;
 
 /** RTO before the first RTT sample. */
 inline constexpr uint64_t kRtoInitialNs = 1'000'000;
+
+/**
+ * A path's RTO that comes while nothing at all has arrived from the peer
+ * for rto_min waits until the peer has been silent this long: a connection
+ * gone quiet as a whole is a stalled peer or host far more often than a loss
+ * of everything in flight (whose tail the loss probes repair sooner). On the
+ * 2-vCPU reference machine a loopback peer falls silent for 0.1-0.5 ms many
+ * times a second (doc/congestion.md); as long as the first RTO, so a peer
+ * never heard from waits no longer than before.
+ */
+inline constexpr uint64_t kRtoSilentNs = 5 * kRtoInitialNs;
 
 /** A receiver acknowledges at least every this many data packets per path. */
 inline constexpr uint32_t kAckEveryPkts = 4;

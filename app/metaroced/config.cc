@@ -278,12 +278,18 @@ const std::vector<Key>& Keys() {
       Num("engine", "rx_capacity_mbps", FIELD(engine.rx_capacity_mbps), 0, UINT32_MAX, kCount,
           "inbound capacity in Mbit/s, shared fairly among the senders and sent in every ACK "
           "as each one's rate hint (split evenly over the shards); 0: no hints"),
+      Num("engine", "cc_delay_target_us", FIELD(engine.cc_delay_target_ns), 0, 60'000'000, kUs,
+          "queueing delay above the base RTT at which a path's window shrinks, where nothing "
+          "marks CE (doc/congestion.md); below rto_max_us; 0: off"),
       Num("engine", "rto_min_us", FIELD(engine.rto_min_ns), 1, 60'000'000, kUs,
           "lowest retransmission timeout"),
       Num("engine", "rto_max_us", FIELD(engine.rto_max_ns), 1, 60'000'000, kUs,
           "highest retransmission timeout, after backoff"),
       Num("engine", "rto_initial_us", FIELD(engine.rto_initial_ns), 1, 60'000'000, kUs,
           "retransmission timeout before the first RTT sample"),
+      Num("engine", "rto_silent_us", FIELD(engine.rto_silent_ns), 0, 60'000'000, kUs,
+          "a timeout while the whole connection is silent after the peer was heard waits for "
+          "this much silence (a stalled peer); 0: off"),
       Bool("engine", "tail_loss_probe", FIELD(engine.tail_loss_probe),
            "re-send a silent path's newest packet after 2 SRTT"),
       Num("engine", "tlp_min_us", FIELD(engine.tlp_min_ns), 0, 1'000'000, kUs,

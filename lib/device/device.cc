@@ -71,18 +71,22 @@ transport::PeerAddr Device::address() const {
 
 size_t Device::Poll() {
   size_t work = 0;
-  const uint16_t n = port_->RxBurst(0, rx_.data(), kBurst);
   transport::TimeNs now = Now();
   const bool frames = port_->info().framing == transport::Framing::kEthernet;
-  for (uint16_t i = 0; i < n; i++) {
-    if (frames) {
-      engine_->OnFrame(now, rx_[i].data);
-    } else {
-      engine_->OnDatagram(now, rx_[i].addr, rx_[i].data);
+  for (int b = port::RxBurstsFor(&tx_step_, now); b > 0; b--) {
+    const uint16_t n = port_->RxBurst(0, rx_.data(), kBurst);
+    now = Now();
+    for (uint16_t i = 0; i < n; i++) {
+      if (frames) {
+        engine_->OnFrame(now, rx_[i].data);
+      } else {
+        engine_->OnDatagram(now, rx_[i].addr, rx_[i].data);
+      }
     }
+    work += n;
+    if (n < kBurst) break;
   }
   if (publisher_ != nullptr && publisher_->Due(now)) Publish(now);
-  work += n;
   work += port::TxStep(*port_, 0, *engine_, pacer_, now, tx_, &tx_step_, [](transport::TxSlot&) {});
   return work;
 }

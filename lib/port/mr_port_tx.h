@@ -30,7 +30,22 @@ inline constexpr uint16_t kFirstTxBurst = 4;
  */
 inline constexpr int kMaxTxBurstsPerStep = 8;
 
-/** What one loop keeps between transmit steps. */
+/**
+ * An iteration that starts this long after the previous one (the thread was
+ * descheduled, or the host stalled) reads its receive queue, up to
+ * kMaxRxBurstsWhenLate bursts, before the engine's timers run: the ACKs that
+ * queued meanwhile would otherwise fire retransmission timeouts for packets
+ * that arrived. Half the RTO floor, far above a busy loop's iteration.
+ */
+inline constexpr transport::TimeNs kLatePollNs = config::kRtoMinNs / 2;
+/**
+ * Receive bursts a late iteration reads at most: enough for a stall of
+ * milliseconds' ACKs, few enough that the ACKs its own data packets owe go
+ * out soon after.
+ */
+inline constexpr int kMaxRxBurstsWhenLate = 8;
+
+/** What one loop keeps between steps. */
 struct TxStepState {
   /**
    * Buffers the next step asks for first. A latency-bound exchange sends one
@@ -39,7 +54,15 @@ struct TxStepState {
    * this one needed.
    */
   uint16_t want = kFirstTxBurst;
+  transport::TimeNs polled_at = 0;  ///< the last iteration began (RxBurstsFor)
 };
+
+/** Receive bursts the iteration beginning at @p now reads at most: 1, more when it is late. */
+inline int RxBurstsFor(TxStepState* st, transport::TimeNs now) {
+  const bool late = st->polled_at != 0 && now - st->polled_at >= kLatePollNs;
+  st->polled_at = now;
+  return late ? kMaxRxBurstsWhenLate : 1;
+}
 
 /**
  * Runs @p engine's timers and sends what it has for @p now through @p queue

@@ -148,7 +148,8 @@ class Shard {
  private:
   friend class Runtime;
   Shard();
-  size_t PollRx();
+  size_t PollRx();       ///< one burst, more when the loop comes back late (port::RxBurstsFor)
+  size_t PollRxBurst();  ///< one receive burst and the packets other shards handed over
   size_t PollTx();
   /** A packet this shard built for shard @p to of its runtime: a copy goes into its ring. */
   void HandToShard(uint16_t to, const transport::TxSlot& t, const wire::FrameInfo& rx);

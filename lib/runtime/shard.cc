@@ -59,6 +59,16 @@ void Shard::HandToShard(uint16_t to, const transport::TxSlot& t, const wire::Fra
 int Shard::RxEventFd() { return rt_->steer_in_software_ ? -1 : port_->RxEventFd(queue_); }
 
 size_t Shard::PollRx() {
+  size_t work = 0;
+  for (int b = port::RxBurstsFor(&st_->tx_step, Now()); b > 0; b--) {
+    const size_t n = PollRxBurst();
+    work += n;
+    if (n < kBurst) break;
+  }
+  return work;
+}
+
+size_t Shard::PollRxBurst() {
   ShardState& st = *st_;
   const uint16_t n = port_->RxBurst(queue_, st.rx.data(), kBurst);
   const transport::TimeNs now = Now();

@@ -67,6 +67,7 @@ Dict FormatStats(const Snapshot& s, transport::TimeNs now) {
   d.AddU64("path_failures", st.path_failures);
   d.AddU64("path_loss_failures", st.path_loss_failures);
   d.AddU64("cc_repaths", st.cc_repaths);
+  d.AddU64("cc_delay_cuts", st.cc_delay_cuts);
   d.AddU64("conn_failures", st.conn_failures);
   d.AddU64("cq_overflows", st.cq_overflows);
   d.AddU64("control_dropped", st.control_dropped);

@@ -11,7 +11,7 @@
 namespace metaroce::transport {
 
 void CcWindow::OnAck(const CcLimits& l, TimeNs now, TimeNs rtt, uint32_t acked_bytes,
-                     uint32_t acked_pkts, uint32_t marked_pkts) {
+                     uint32_t acked_pkts, uint32_t marked_pkts, TimeNs delay_target) {
   marked_pkts = std::min(marked_pkts, acked_pkts);  // a peer's counters cannot mark more
   if (now >= round_end) {
     // A round trip ended: alpha <- (1 - g) alpha + g F, F its marked fraction.
@@ -36,6 +36,18 @@ void CcWindow::OnAck(const CcLimits& l, TimeNs now, TimeNs rtt, uint32_t acked_b
       cuts++;
     }
     return;
+  }
+  if (delay_target != 0 && rtt > delay_target) {
+    if (now >= hold_until) {
+      const uint64_t share = std::min<uint64_t>(
+          (rtt - delay_target) * config::kCcDelayGain256 / rtt, config::kCcMaxDelayCut256);
+      const uint32_t cut = static_cast<uint32_t>(uint64_t{cwnd} * share >> 8);
+      cwnd = std::max(l.min_bytes, cwnd - std::min(cut, cwnd));
+      hold_until = now + rtt;
+      cuts++;
+      delay_cuts++;
+    }
+    return;  // no growth while the queue is above the target
   }
   if (acked_bytes == 0 || cwnd >= l.max_bytes) return;
   // Only a window that was in use grows (RFC 7661): a path the NIC's rate

@@ -30,7 +30,9 @@ struct CcLimits {
  * A byte window under DCTCP-style AIMD: alpha tracks the fraction of packets
  * marked CE per round trip; a round trip with marks cuts the window once by
  * alpha / 2, one without grows it by one full packet if the window was in
- * use (within a packet of full when the ACK came).
+ * use (within a packet of full when the ACK came). Where nothing marks, a
+ * smoothed RTT above the delay target cuts it Swift-style, by
+ * beta (rtt - target) / rtt, once per round trip.
  */
 struct CcWindow {
   static constexpr uint32_t kAlphaOne = 1u << config::kCcAlphaFracBits;
@@ -44,6 +46,7 @@ struct CcWindow {
   TimeNs hold_until = 0;          ///< no second cut before (one per round trip)
   uint32_t congested_rounds = 0;  ///< consecutive round trips at least half marked
   uint64_t cuts = 0;              ///< decreases so far (observability)
+  uint64_t delay_cuts = 0;        ///< of which for delay above the target
 
   void Reset(const CcLimits& l) {
     *this = CcWindow{};
@@ -54,10 +57,12 @@ struct CcWindow {
   /**
    * An ACK settled @p acked_bytes in @p acked_pkts packets, of which the
    * receiver reports @p marked_pkts arrived CE-marked, at @p now on a path
-   * whose smoothed RTT is @p rtt. inflight no longer counts the settled bytes.
+   * whose smoothed RTT is @p rtt; an @p rtt above @p delay_target (0: no
+   * delay signal) is queueing to answer. inflight no longer counts the
+   * settled bytes.
    */
   void OnAck(const CcLimits& l, TimeNs now, TimeNs rtt, uint32_t acked_bytes, uint32_t acked_pkts,
-             uint32_t marked_pkts);
+             uint32_t marked_pkts, TimeNs delay_target = 0);
   /** A retransmission timeout: the path stalled; halve, as after a mark. */
   void OnTimeout(const CcLimits& l);
 };

@@ -40,6 +40,10 @@ absl::Status CheckConfig(const EngineConfig& c) {
   if (c.rto_min_ns == 0 || c.rto_min_ns > c.rto_max_ns || c.rto_initial_ns < c.rto_min_ns) {
     return bad("need 0 < rto_min_ns <= rto_initial_ns and rto_min_ns <= rto_max_ns");
   }
+  if (c.cc_delay_target_ns >= c.rto_max_ns) {
+    return bad("cc_delay_target_ns must be below rto_max_ns (", c.rto_max_ns,
+               " ns; 0 turns the delay signal off), not ", c.cc_delay_target_ns);
+  }
   if (c.ack_every_pkts == 0) return bad("ack_every_pkts must be at least 1");
   if (c.keepalive_ns == 0 || c.keepalive_ns >= c.conn_fail_after_ns) {
     return bad("need 0 < keepalive_ns < conn_fail_after_ns (several keep-alives before failing)");

@@ -246,7 +246,10 @@ struct Connection {
   TimeNs pace_at = 0;           ///< no data packet before (the pacer at the peer's hint)
   bool pace_armed = false;  ///< pace_at is a deadline: set by a send, cleared by the visit after
   TimeNs all_failed_since = kNever;
-  TimeNs last_rx_at = 0;  ///< any valid packet from the peer
+  // The delay signal (congestion.cc): queueing is RTT above the base.
+  TimeNs base_rtt = kNever;  ///< smallest RTT sample of any of its paths
+  TimeNs base_rtt_at = 0;    ///< taken at; renewed when older than config::kCcBaseRttWindowNs
+  TimeNs last_rx_at = 0;     ///< any valid packet from the peer
   /**
    * A QP joined while it had none: nothing was kept alive before, so the
    * peer's silence counts from the next timer run, not from last_rx_at.
@@ -615,6 +618,16 @@ class EngineImpl {
   void BuildAck(TimeNs now, Connection* c, uint16_t path_id, wire::Packet* p);
   void DeclareLost(TimeNs now, Connection* c, TxPath* path, uint32_t psn, bool by_rto);
   void AdvanceUna(TxPath* path);
+  /**
+   * srtt + max(4 rttvar, rto_min): a path's ACKs give many samples per round
+   * trip, so rttvar decays within one and srtt + 4 rttvar alone hugs srtt;
+   * host jitter of rto_min above srtt must not fire it (Linux's floor).
+   */
+  TimeNs RtoOf(const TxPath& p) const {
+    return std::min(p.srtt + std::max(4 * p.rttvar, cfg.rto_min_ns), cfg.rto_max_ns);
+  }
+  /** When @p p (with packets in flight) times out: its RTO, later while the peer is silent. */
+  TimeNs RtoDeadline(const Connection* c, const TxPath& p) const;
   void PathTimeout(TimeNs now, Connection* c, TxPath* path);
   TimeNs TlpWait(const TxPath& p) const;
   TimeNs TlpDeadline(const TxPath& p) const;

@@ -157,6 +157,7 @@ uint16_t EngineImpl::FreshPort(const Connection* c) {
 
 void EngineImpl::SetUpPaths(Connection* c) {
   c->cc.Reset(conn_cc);
+  c->base_rtt = kNever;
   c->paths.resize(cfg.num_paths);
   for (TxPath& p : c->paths) p.src_port = 0;
   for (uint16_t i = 0; i < cfg.num_paths; i++) {

@@ -35,7 +35,7 @@ void EngineImpl::DeclareLost(TimeNs now, Connection* c, TxPath* path, uint32_t p
   // not count against the path's health: in a stall, copies of one chunk
   // would otherwise multiply and fail healthy paths.
   if (e.copy) return;
-  path->health_lost++;
+  if (!by_rto) path->health_lost++;
   TxMsg* m = Msg(c, e.msg);
   if (m == nullptr || m->done || e.epoch != m->epoch || e.probe || m->delivered.Test(e.chunk)) {
     return;

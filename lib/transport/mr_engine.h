@@ -57,9 +57,20 @@ struct EngineConfig {
    * 0: no hints (senders are limited by their windows alone).
    */
   uint64_t rx_capacity_mbps = 0;
+  /**
+   * Queueing delay above the connection's base RTT at which a path's window
+   * shrinks (doc/congestion.md): the signal where nothing marks CE. 0: ECN
+   * and timeouts alone.
+   */
+  TimeNs cc_delay_target_ns = config::kCcDelayTargetNs;
   TimeNs rto_min_ns = config::kRtoMinNs;
   TimeNs rto_max_ns = config::kRtoMaxNs;
   TimeNs rto_initial_ns = config::kRtoInitialNs;
+  /**
+   * A path timeout while every path is busy and the peer silent waits for
+   * this much silence (config::kRtoSilentNs); 0 or at most rto_min_ns: no wait.
+   */
+  TimeNs rto_silent_ns = config::kRtoSilentNs;
   bool tail_loss_probe = true;            ///< re-send the newest packet after 2 SRTT of silence
   TimeNs tlp_min_ns = config::kTlpMinNs;  ///< shortest wait before a tail-loss probe
   uint32_t ack_every_pkts = config::kAckEveryPkts;
@@ -209,7 +220,8 @@ struct EngineStats {
   uint64_t tail_loss_rescues = 0;   ///< of those unanswered, the newest sent on another path
   uint64_t path_failures = 0;
   uint64_t path_loss_failures = 0;  ///< of those, for losing much more than the other paths
-  uint64_t cc_repaths = 0;  ///< paths moved to a fresh source port after congested round trips
+  uint64_t cc_repaths = 0;     ///< paths moved to a fresh source port after congested round trips
+  uint64_t cc_delay_cuts = 0;  ///< path windows cut for queueing delay above the target
   uint64_t conn_failures = 0;
   uint64_t conn_restarts = 0;  ///< connections failed because the peer engine restarted
   uint64_t qps_moved =

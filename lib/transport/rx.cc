@@ -157,7 +157,12 @@ void EngineImpl::CongestionOnAck(TimeNs now, Connection* c, TxPath* path, uint32
                                  uint32_t rx_pkts, uint32_t ce_pkts) {
   if (!cfg.congestion_control) return;
   const TimeNs rtt = path->has_rtt ? path->srtt : cfg.rto_initial_ns;
-  path->cc.OnAck(path_cc, now, rtt, acked_bytes, rx_pkts, ce_pkts);
+  const TimeNs delay_target = path->has_rtt && c->base_rtt != kNever && cfg.cc_delay_target_ns != 0
+                                  ? c->base_rtt + cfg.cc_delay_target_ns
+                                  : 0;
+  const uint64_t delay_cuts = path->cc.delay_cuts;
+  path->cc.OnAck(path_cc, now, rtt, acked_bytes, rx_pkts, ce_pkts, delay_target);
+  stats.cc_delay_cuts += path->cc.delay_cuts - delay_cuts;
   // The connection's window answers congestion its paths share (the
   // receiver's link, our own): marks on more than half of its active paths
   // within a round trip. Marks on a few paths are theirs to answer, by
@@ -209,7 +214,11 @@ void EngineImpl::HandleAck(TimeNs now, Connection* c, const wire::Packet& p) {
       path.rttvar = (3 * path.rttvar + err) / 4;
       path.srtt = (7 * path.srtt + r) / 8;
     }
-    path.rto = std::clamp<TimeNs>(path.srtt + 4 * path.rttvar, cfg.rto_min_ns, cfg.rto_max_ns);
+    path.rto = RtoOf(path);
+    if (r < c->base_rtt || now - c->base_rtt_at > config::kCcBaseRttWindowNs) {
+      c->base_rtt = r;
+      c->base_rtt_at = now;
+    }
   }
   c->peer_hint_mbps = a.rate_hint_mbps;
   // What the receiver counted on this path since the last ACK (its counters
@@ -401,9 +410,7 @@ void EngineImpl::HandleProbe(TimeNs now, Connection* c, const wire::Packet& p) {
   path.loss_ratio = 0;
   path.probe_at = kNever;
   path.failed_at = kNever;
-  path.rto = path.has_rtt
-                 ? std::clamp<TimeNs>(path.srtt + 4 * path.rttvar, cfg.rto_min_ns, cfg.rto_max_ns)
-                 : cfg.rto_initial_ns;
+  path.rto = path.has_rtt ? RtoOf(path) : cfg.rto_initial_ns;
   c->all_failed_since = kNever;
   (void)now;
 }

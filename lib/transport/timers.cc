@@ -25,6 +25,29 @@ TimeNs EngineImpl::TlpDeadline(const TxPath& p) const { return p.last_sent_at + 
 
 TimeNs EngineImpl::RescueDeadline(const TxPath& p) const { return p.last_sent_at + 2 * TlpWait(p); }
 
+TimeNs EngineImpl::RtoDeadline(const Connection* c, const TxPath& p) const {
+  const TimeNs sent_at = p.At(p.una).sent_at;
+  const TimeNs rto_at = sent_at + p.rto;
+  // The peer answered after this packet left, then nothing at all came back
+  // for rto_min, while another path waits too (for a packet older than the
+  // peer's last word): it (or this host) stalled, and what is in flight will
+  // most likely be answered when it wakes. The timeout waits for rto_silent
+  // of silence (config::kRtoSilentNs). A packet lost in a hole leaves the
+  // rest of a busy connection talking, and under light traffic nothing else
+  // waits or the peer was last heard before it left: the RTO as it is.
+  if (cfg.rto_silent_ns == 0 || c->last_rx_at <= sent_at ||
+      rto_at < c->last_rx_at + cfg.rto_min_ns) {
+    return rto_at;
+  }
+  for (const TxPath& q : c->paths) {
+    if (&q != &p && q.state == PathState::kActive && q.inflight != 0 &&
+        q.At(q.una).sent_at < c->last_rx_at) {
+      return std::max(rto_at, c->last_rx_at + cfg.rto_silent_ns);
+    }
+  }
+  return rto_at;
+}
+
 void EngineImpl::QueueNewest(Connection* c, TxPath* path, uint16_t prefer, uint16_t avoid) {
   for (uint32_t psn = path->next_psn; psn != path->una;) {
     const Inflight& e = path->At(--psn);
@@ -43,7 +66,7 @@ void EngineImpl::ConnTimers(TimeNs now, Connection* c) {
       AdvanceUna(&path);
       if (path.inflight == 0) continue;
     }
-    if (path.At(path.una).sent_at + path.rto <= now) {
+    if (RtoDeadline(c, path) <= now) {
       PathTimeout(now, c, &path);
     } else if (cfg.tail_loss_probe && !path.tlp_sent && TlpDeadline(path) <= now) {
       // Tail-loss probe: nothing was sent for a while and the newest packets
@@ -137,7 +160,7 @@ TimeNs EngineImpl::ConnDeadline(const Connection* c) const {
     t = c->idle_since == kNever ? 0 : std::min(t, c->idle_since + cfg.conn_idle_ns);
   for (const TxPath& p : c->paths) {
     if (p.state == PathState::kActive && p.inflight != 0) {
-      t = std::min({t, p.At(p.una).sent_at + p.rto, p.reorder_at});
+      t = std::min({t, RtoDeadline(c, p), p.reorder_at});
       if (cfg.tail_loss_probe && !p.tlp_sent) t = std::min(t, TlpDeadline(p));
       if (cfg.tail_loss_probe && p.tlp_sent && !p.rescue_sent) t = std::min(t, RescueDeadline(p));
     } else if (p.state == PathState::kFailed) {

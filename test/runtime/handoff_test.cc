@@ -14,6 +14,7 @@
 
 #include "fake_mq_port.h"
 #include "gtest/gtest.h"
+#include "mr_port_tx.h"
 #include "mr_runtime.h"
 #include "mr_telemetry.h"
 #include "mr_wire.h"
@@ -182,6 +183,23 @@ TEST_F(FakeRuntime, OneShardIsASinglePort) {
   rt->shard(0).Poll();
   EXPECT_EQ(Rx(*rt, 0), 1u);
   EXPECT_EQ(rt->shard(0).stats().handoffs_out.Get(), 0u);
+}
+
+TEST_F(FakeRuntime, AnIterationThatComesBackLateReadsTheQueueBeforeTheTimers) {
+  auto rt = Open("", 1);
+  ASSERT_NE(rt, nullptr);
+  constexpr uint64_t kBurst = runtime::kBurst;
+  static_assert(port::kMaxRxBurstsWhenLate >= 4);
+  Inject(0, 5000, static_cast<int>(4 * kBurst));
+  rt->shard(0).Poll();  // on time (the first): one burst
+  EXPECT_EQ(Rx(*rt, 0), kBurst);
+  // Away for longer than kLatePollNs (descheduled, say): what queued is read
+  // in one iteration, before its engine's timers run.
+  const timespec away{0, static_cast<long>(2 * port::kLatePollNs)};
+  nanosleep(&away, nullptr);
+  rt->shard(0).Poll();
+  EXPECT_EQ(Rx(*rt, 0), 4 * kBurst);
+  EXPECT_TRUE(st_->to_receive[0].empty());
 }
 
 TEST_F(FakeRuntime, DescriptorsRunOutAndComeBack) {

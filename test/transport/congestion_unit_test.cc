@@ -92,6 +92,40 @@ TEST(CcWindow, AWindowThatIsNotInUseDoesNotGrow) {
   EXPECT_EQ(w.cwnd, 10 * kMss + 1);
 }
 
+TEST(CcWindow, AnRttAboveTheDelayTargetCutsByItsExcessOncePerRoundTrip) {
+  constexpr TimeNs kTarget = 100'000;
+  CcWindow w = Fresh();
+  // 150 us against 100: a cut of 0.8 x 50 / 150 (205 / 256 x 1 / 3 = 68 / 256).
+  const uint32_t start = w.cwnd;
+  w.OnAck(kLimits, 0, 150'000, kMss, 1, 0, kTarget);
+  EXPECT_EQ(w.cwnd, start - static_cast<uint32_t>(uint64_t{start} * 68 >> 8));
+  EXPECT_EQ(w.cuts, 1u);
+  EXPECT_EQ(w.delay_cuts, 1u);
+  // Within that round trip no second cut, and no growth while above the target.
+  const uint32_t once = w.cwnd;
+  w.inflight = once;
+  for (TimeNs t = 1; t < 150'000; t += 10'000) w.OnAck(kLimits, t, 150'000, kMss, 1, 0, kTarget);
+  EXPECT_EQ(w.cwnd, once);
+  // A far larger RTT cuts by half at most.
+  w.OnAck(kLimits, 150'000, 10 * kTarget, kMss, 1, 0, kTarget);
+  EXPECT_EQ(w.cwnd, once - once / 2);
+  EXPECT_EQ(w.delay_cuts, 2u);
+  // At or below the target, or with no target, the window grows as before.
+  const uint32_t low = w.cwnd;
+  w.inflight = low;
+  w.OnAck(kLimits, 2'000'000, kTarget, kMss, 1, 0, kTarget);
+  w.OnAck(kLimits, 2'000'001, 10 * kTarget, kMss, 1, 0, 0);
+  EXPECT_GT(w.cwnd, low);
+  EXPECT_EQ(w.delay_cuts, 2u);
+}
+
+TEST(CcWindow, DelayCutsNeverGoBelowOneFullPacket) {
+  CcWindow w = Fresh();
+  for (TimeNs t = 0; t < 100 * kRtt; t += kRtt) w.OnAck(kLimits, t, 10 * kRtt, kMss, 1, 0, kRtt);
+  EXPECT_EQ(w.cwnd, kLimits.min_bytes);
+  EXPECT_TRUE(w.HasRoom() || w.inflight >= w.cwnd);
+}
+
 TEST(CcWindow, RoundTripsAtLeastHalfMarkedCountAsCongestedInARow) {
   CcWindow w = Fresh();
   TimeNs t = 0;
@@ -332,6 +366,66 @@ TEST_F(CongestionTest, AHintPacesTheSenderToThatRate) {
   b.ack.rx_pkts = 8 + 22;
   Feed(b);
   EXPECT_EQ(OfType(Drain(now_), PacketType::kWrite).size(), 10u);
+}
+
+TEST_F(CongestionTest, QueueingDelayAboveTheTargetShrinksThePathThatSeesItWhereNothingMarks) {
+  for (const TimeNs target : {TimeNs{100'000}, TimeNs{0}}) {
+    SCOPED_TRACE(target);
+    EngineConfig cfg = TwoPaths();
+    cfg.cc_delay_target_ns = target;
+    ASSERT_NO_FATAL_FAILURE(Start(cfg));
+    const uint32_t start = Path(0).cwnd_bytes;
+    ASSERT_NO_FATAL_FAILURE(PostWrites(0, 64));
+    ASSERT_EQ(OfType(Drain(now_), PacketType::kWrite).size(), 16u);
+    // The base: both paths answer in 10 us.
+    now_ += 10'000;
+    for (uint16_t path : {0, 1}) {
+      Packet a = Ack(path, 2);
+      a.ack.echo_ts_ns = static_cast<uint32_t>(now_ - 10'000);
+      a.ack.rx_pkts = 2;
+      Feed(a);
+    }
+    // Then path 0's ACKs take 400 us, unmarked; path 1's stay at 10 us.
+    now_ += 400'000;
+    for (uint32_t cum = 3; cum <= 8; cum++) {
+      for (uint16_t path : {0, 1}) {
+        Packet a = Ack(path, cum);
+        a.ack.echo_ts_ns = static_cast<uint32_t>(now_ - (path == 0 ? 400'000 : 10'000));
+        a.ack.rx_pkts = cum;
+        Feed(a);
+      }
+    }
+    if (target != 0) {
+      // Its smoothed RTT passed base + target after three samples: cut once (one per round trip).
+      EXPECT_LT(Path(0).cwnd_bytes, start);
+      EXPECT_GE(Path(0).cwnd_bytes, start / 2);
+      EXPECT_EQ(Path(0).cc_cuts, 1u);
+      EXPECT_EQ(eng_->stats().cc_delay_cuts, 1u);
+    } else {
+      EXPECT_EQ(Path(0).cwnd_bytes, start);
+      EXPECT_EQ(Path(0).cc_cuts, 0u);
+      EXPECT_EQ(eng_->stats().cc_delay_cuts, 0u);
+    }
+    EXPECT_EQ(Path(1).cwnd_bytes, start);
+    EXPECT_EQ(Path(1).cc_cuts, 0u);
+    eng_.reset();
+  }
+}
+
+TEST_F(CongestionTest, ConfigurationOutOfRangeIsRefusedWithWhatToFix) {
+  EngineConfig cfg = BaseConfig();
+  cfg.cc_delay_target_ns = cfg.rto_max_ns;
+  auto e = Engine::Create(cfg, &mem_);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("cc_delay_target_ns must be below rto_max_ns"),
+            std::string::npos)
+      << e.status();
+  cfg = BaseConfig();
+  cfg.rx_capacity_mbps = uint64_t{UINT32_MAX} + 1;
+  e = Engine::Create(cfg, &mem_);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("rx_capacity_mbps must be at most"), std::string::npos)
+      << e.status();
 }
 
 TEST_F(CongestionTest, WithoutCongestionControlMarksChangeNoWindow) {

@@ -413,6 +413,77 @@ TEST_F(EngineUnitTest, TailLossProbeResendsTheNewestPacket) {
   EXPECT_EQ(eng_->stats().lost_detected_rto, 0u);
 }
 
+TEST_F(EngineUnitTest, TheRtoStaysRtoMinAboveASteadyRttSoHostJitterDoesNotFireIt) {
+  EngineConfig cfg = BaseConfig();
+  cfg.tail_loss_probe = false;  // the RTO alone
+  cfg.rto_silent_ns = 0;        // and not the wait of a silent peer (next test)
+  ASSERT_NO_FATAL_FAILURE(Start(cfg));
+  // Twenty round trips of exactly 300 us: rttvar decays to almost nothing.
+  constexpr TimeNs kRtt = 300'000;
+  FillSource(kPayload);
+  uint32_t psn = 0;
+  for (uint64_t i = 0; i < 20; i++) {
+    ASSERT_NO_FATAL_FAILURE(PostWrite(i, kPayload));
+    ASSERT_EQ(OfType(Drain(now_), PacketType::kWrite).size(), 1u);
+    now_ += kRtt;
+    Packet a = Ack(0, ++psn, {}, static_cast<int64_t>(i + 1));  // and the message's stream ACK
+    a.ack.echo_ts_ns = static_cast<uint32_t>(now_ - kRtt);
+    Feed(a);
+  }
+  ASSERT_NO_FATAL_FAILURE(PostWrite(20, kPayload));
+  const TimeNs t0 = now_;
+  ASSERT_EQ(OfType(Drain(t0), PacketType::kWrite).size(), 1u);
+  // An ACK late by less than rto_min is jitter, not loss (srtt + 4 rttvar alone would fire here).
+  EXPECT_TRUE(Drain(t0 + kRtt + cfg.rto_min_ns - 1).empty());
+  EXPECT_EQ(eng_->stats().lost_detected_rto, 0u);
+  const std::vector<Packet> again =
+      OfType(Drain(t0 + kRtt + cfg.rto_min_ns + 1000), PacketType::kWrite);
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_NE(again[0].flags & wire::flags::kRetransmit, 0);
+  EXPECT_EQ(eng_->stats().lost_detected_rto, 1u);
+}
+
+TEST_F(EngineUnitTest, APeerThatFallsSilentAfterAnsweringHasStalledAndTheRtoWaitsForRtoSilent) {
+  for (const bool stall : {true, false}) {
+    SCOPED_TRACE(stall ? "stall" : "hole");
+    EngineConfig cfg = BaseConfig();
+    cfg.num_paths = 2;
+    cfg.tail_loss_probe = false;
+    cfg.rto_silent_ns = 2'000'000;  // before the keep-alive probe
+    ASSERT_NO_FATAL_FAILURE(Start(cfg));
+    FillSource(2 * kPayload);
+    // A packet on each path at t0; their ACKs come 10 us later (RTO = srtt + rto_min).
+    ASSERT_NO_FATAL_FAILURE(PostWrite(1, 2 * kPayload));
+    const TimeNs t0 = now_;
+    ASSERT_EQ(OfType(Drain(t0), PacketType::kWrite).size(), 2u);
+    auto answer = [&] {
+      for (uint16_t path : {0, 1}) {
+        Packet a = Ack(path, 1, {}, path == 1 ? 1 : -1);
+        a.ack.echo_ts_ns = static_cast<uint32_t>(t0);
+        Feed(a);
+      }
+    };
+    // A second pair of packets: before those ACKs (the peer answers after
+    // they left, then falls silent: a stall) or after them (the peer was
+    // last heard before they left: they went into a hole).
+    now_ = t0 + (stall ? 5'000 : 10'000);
+    if (!stall) answer();
+    ASSERT_NO_FATAL_FAILURE(PostWrite(2, 2 * kPayload));
+    const TimeNs sent = now_;
+    ASSERT_EQ(OfType(Drain(now_), PacketType::kWrite).size(), 2u);
+    now_ = t0 + 10'000;
+    if (stall) answer();
+    const TimeNs heard = now_;
+    const TimeNs rto_at = sent + 10'000 + cfg.rto_min_ns;
+    const TimeNs fires_at = stall ? heard + cfg.rto_silent_ns : rto_at;
+    EXPECT_EQ(eng_->NextDeadline(), fires_at);
+    EXPECT_TRUE(Drain(fires_at - 1).empty());
+    EXPECT_EQ(eng_->stats().lost_detected_rto, 0u);
+    EXPECT_EQ(OfType(Drain(fires_at), PacketType::kWrite).size(), 2u);
+    EXPECT_EQ(eng_->stats().lost_detected_rto, 2u);
+  }
+}
+
 TEST_F(EngineUnitTest, RtoRetransmitsThenFailsPathAndProbeRevivesIt) {
   EngineConfig cfg = BaseConfig();
   cfg.tail_loss_probe = false;  // the RTO alone
@@ -535,6 +606,37 @@ TEST_F(EngineUnitTest, PathsThatAllStallTogetherDoNotFail) {
   EXPECT_EQ(out.size(), 4u);  // everything again, nothing failed
   EXPECT_TRUE(Path(0).active);
   EXPECT_TRUE(Path(1).active);
+  EXPECT_EQ(eng_->stats().path_failures, 0u);
+}
+
+TEST_F(EngineUnitTest, TimeoutsDoNotCountAsAPathsLossRatio) {
+  // A timeout is as often a stall as a loss; the path's consecutive
+  // timeouts judge it, its loss ratio counts SACK gaps only.
+  EngineConfig cfg = BaseConfig();
+  cfg.num_paths = 2;
+  cfg.path_health_window_pkts = 4;
+  cfg.path_fail_timeouts = 1000;  // the loss ratio alone
+  cfg.tail_loss_probe = false;
+  ASSERT_NO_FATAL_FAILURE(Start(cfg));
+  FillSource(8 * kPayload);
+  ASSERT_NO_FATAL_FAILURE(PostWrite(1, 8 * kPayload));
+  std::vector<Packet> out = OfType(Drain(now_), PacketType::kWrite);
+  ASSERT_EQ(out.size(), 8u);
+  uint32_t next1 = 0;
+  for (const Packet& p : out) {
+    if (p.path_id == 1) next1 = p.data.psn + 1;
+  }
+  ASSERT_EQ(next1, 4u);  // four on each path
+  now_ += 10'000;
+  Feed(Ack(1, next1));
+  // Path 0's four time out and go again; more work puts four new packets on it.
+  now_ += cfg.rto_initial_ns;
+  ASSERT_NO_FATAL_FAILURE(PostWrite(2, 8 * kPayload));
+  Drain(now_);
+  EXPECT_EQ(eng_->stats().lost_detected_rto, 4u);
+  EXPECT_GE(Path(0).tx_pkts, 8u);
+  EXPECT_TRUE(Path(0).active);
+  EXPECT_EQ(eng_->stats().path_loss_failures, 0u);
   EXPECT_EQ(eng_->stats().path_failures, 0u);
 }
 
