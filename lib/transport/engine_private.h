@@ -466,7 +466,10 @@ class EngineImpl {
   uint32_t share_mbps = 0;              ///< the level ACKs carry (0: none measured yet)
   std::vector<uint32_t> share_senders;  ///< connections with data in the interval
   size_t share_last_senders = 0;        ///< how many the level was computed over
-  std::vector<uint64_t> share_rates_;   ///< scratch
+  /** The allocation interval: kFairShareIntervalNs, longer for many senders
+   * (kFairSharePktsPerSender). */
+  TimeNs ShareIntervalNs() const;
+  std::vector<uint64_t> share_rates_;  ///< scratch
 
  private:
   // ---- connection set-up (engine.cc, handshake.cc) ----

@@ -417,8 +417,16 @@ void EngineImpl::HandleProbe(TimeNs now, Connection* c, const wire::Packet& p) {
 
 // ---- The receiver's fair share, and the sender's side of it ----
 
+TimeNs EngineImpl::ShareIntervalNs() const {
+  // n senders x k packets x bytes x 8000 / Mbit/s = ns
+  const uint64_t packets_ns = uint64_t{share_last_senders} * config::kFairSharePktsPerSender *
+                              path_cc.mss_bytes * 8'000 / cfg.rx_capacity_mbps;
+  return std::max<TimeNs>(config::kFairShareIntervalNs, packets_ns);
+}
+
 void EngineImpl::AccountShare(TimeNs now, Connection* c) {
-  if (now - share_from >= config::kFairShareIntervalNs) {
+  const TimeNs interval = ShareIntervalNs();
+  if (now - share_from >= interval) {
     // The interval ended: measure its senders and allocate again.
     const TimeNs span = now - share_from;
     share_rates_.clear();
@@ -428,7 +436,7 @@ void EngineImpl::AccountShare(TimeNs now, Connection* c) {
       share_rates_.push_back(s->share_bytes * 8'000 / span);  // bytes per ns x 8000 = Mbit/s
       s->share_bytes = 0;
       s->share_listed = false;
-      s->share_until = now + 2 * config::kFairShareIntervalNs;
+      s->share_until = now + 2 * interval;
     }
     share_last_senders = share_rates_.size();
     share_senders.clear();
@@ -439,7 +447,7 @@ void EngineImpl::AccountShare(TimeNs now, Connection* c) {
   if (!c->share_listed) {
     c->share_listed = true;
     share_senders.push_back(c->local_id);
-    c->share_until = std::max(c->share_until, now + 2 * config::kFairShareIntervalNs);
+    c->share_until = std::max(c->share_until, now + 2 * interval);
   }
 }
 

@@ -39,13 +39,15 @@ TimeNs EngineImpl::RtoDeadline(const Connection* c, const TxPath& p) const {
       rto_at < c->last_rx_at + cfg.rto_min_ns) {
     return rto_at;
   }
+  bool others_wait = false;
   for (const TxPath& q : c->paths) {
-    if (&q != &p && q.state == PathState::kActive && q.inflight != 0 &&
-        q.At(q.una).sent_at < c->last_rx_at) {
-      return std::max(rto_at, c->last_rx_at + cfg.rto_silent_ns);
-    }
+    // A window cut since the packet left: the fabric was congested, and
+    // silence after congestion is loss (an overflowing queue), not a stall.
+    if (q.cc.hold_until >= sent_at) return rto_at;
+    others_wait |= &q != &p && q.state == PathState::kActive && q.inflight != 0 &&
+                   q.At(q.una).sent_at < c->last_rx_at;
   }
-  return rto_at;
+  return others_wait ? std::max(rto_at, c->last_rx_at + cfg.rto_silent_ns) : rto_at;
 }
 
 void EngineImpl::QueueNewest(Connection* c, TxPath* path, uint16_t prefer, uint16_t avoid) {

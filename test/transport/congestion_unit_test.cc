@@ -428,6 +428,41 @@ TEST_F(CongestionTest, ConfigurationOutOfRangeIsRefusedWithWhatToFix) {
       << e.status();
 }
 
+TEST_F(CongestionTest, AHintBelowOnePacketPerRoundTripSendsOnePacketPerGapAndFailsNothing) {
+  ASSERT_NO_FATAL_FAILURE(Start(BaseConfig()));
+  ASSERT_NO_FATAL_FAILURE(PostWrites(0, 1));
+  ASSERT_EQ(OfType(Drain(now_), PacketType::kWrite).size(), 1u);
+  // 1 Mbit/s: a 1 KiB packet every ~8.5 ms, far beyond the RTO and the message probe.
+  now_ += 10'000;
+  Packet a = Ack(0, 1, {}, 1);
+  a.ack.rx_pkts = 1;
+  a.ack.rate_hint_mbps = 1;
+  Feed(a);
+  ASSERT_NO_FATAL_FAILURE(PostWrites(1, 4));
+  uint32_t psn = 1, sent = 0;
+  for (int i = 0; i < 4 && sent < 4; i++) {
+    const std::vector<Packet> out = OfType(Drain(now_), PacketType::kWrite);
+    sent += static_cast<uint32_t>(out.size());
+    ASSERT_LE(out.size(), 2u);                         // at most one packet's time early
+    const TimeNs gap = frames_.back().size() * 8'000;  // bytes x 8000 / 1 Mbit/s = ns
+    // Each is acknowledged 10 us later; nothing else is due before the next.
+    now_ += 10'000;
+    psn += static_cast<uint32_t>(out.size());
+    Packet b = Ack(0, psn, {}, psn);
+    b.ack.rx_pkts = psn;
+    b.ack.rate_hint_mbps = 1;
+    Feed(b);
+    EXPECT_TRUE(OfType(Drain(now_ + gap / 2), PacketType::kWrite).empty());
+    now_ += gap;
+  }
+  EXPECT_EQ(sent, 4u);
+  EXPECT_EQ(eng_->stats().lost_detected_rto, 0u);
+  EXPECT_EQ(eng_->stats().msg_probes, 0u);
+  EXPECT_EQ(eng_->stats().path_failures, 0u);
+  EXPECT_EQ(PollAll(scq_).size(), 5u);
+  for (const ConnInfo& c : eng_->GetConnections()) EXPECT_EQ(c.state, ConnInfo::State::kUp);
+}
+
 TEST_F(CongestionTest, WithoutCongestionControlMarksChangeNoWindow) {
   EngineConfig cfg = TwoPaths();
   cfg.congestion_control = false;

@@ -216,8 +216,9 @@ struct IncastResult {
   uint64_t drops = 0;
 };
 
-constexpr sim::SimTime kWindowPs = 40 * sim::kPsPerUs;  ///< rate windows: 15 packets per sender
-constexpr sim::SimTime kMeasurePs = 1200 * sim::kPsPerUs;
+/** Rate windows of about 15 packets per sender at an equal share: 5 us per sender. */
+constexpr sim::SimTime kWindowPsPerSender = 5 * sim::kPsPerUs;
+constexpr uint32_t kMeasureWindows = 30;
 constexpr uint64_t kLinkMbps = 100'000;
 /**
  * Connection windows of 24 packets (about 100 KB, 1.4 BDP): 8 senders' first
@@ -286,7 +287,8 @@ IncastResult RunIncast(uint32_t senders, bool hints, uint64_t seed) {
   }
   const sim::SimTime t0 = fabric.Now();
   std::vector<std::vector<uint64_t>> at = {received()};  // at every window edge
-  for (sim::SimTime t = t0 + kWindowPs; t <= t0 + kMeasurePs; t += kWindowPs) {
+  const sim::SimTime window = kWindowPsPerSender * senders;
+  for (sim::SimTime t = t0 + window; t <= t0 + kMeasureWindows * window; t += window) {
     step(t);
     at.push_back(received());
   }
@@ -302,8 +304,8 @@ IncastResult RunIncast(uint32_t senders, bool hints, uint64_t seed) {
         first_fair = w;
     }
   }
-  r.converged_us = static_cast<double>(first_fair * kWindowPs) / sim::kPsPerUs;
-  const sim::SimTime converged = t0 + first_fair * kWindowPs;
+  r.converged_us = static_cast<double>(first_fair * window) / sim::kPsPerUs;
+  const sim::SimTime converged = t0 + first_fair * window;
   double sum = 0, sq = 0, all = 0;
   for (uint32_t i = 0; i < senders; i++) {
     const double b = static_cast<double>(at.back()[i] - at[first_fair][i]);
@@ -324,7 +326,7 @@ IncastResult RunIncast(uint32_t senders, bool hints, uint64_t seed) {
 TEST(Incast, HintsGiveEverySenderItsShareSoonerAndKeepTheQueueShort) {
   // One BDP of the receiver's link: 100 Gbit/s x the base RTT (about 6 us).
   constexpr uint64_t kBdpBytes = kLinkMbps * 1'000'000 / 8 * 6 / 1'000'000;
-  for (uint32_t n : {8u}) {
+  for (uint32_t n : {8u, 32u}) {
     SCOPED_TRACE(n);
     const IncastResult off = RunIncast(n, false, 1);
     const IncastResult on = RunIncast(n, true, 1);
@@ -338,9 +340,13 @@ TEST(Incast, HintsGiveEverySenderItsShareSoonerAndKeepTheQueueShort) {
         kBdpBytes, off.first_queue, on.first_queue, off.gbps, on.gbps, off.drops, on.drops);
     EXPECT_LT(on.converged_us, off.converged_us);
     EXPECT_GE(on.jain, 0.99);
+    EXPECT_GE(on.gbps, 0.97 * off.gbps);
+    // 32 senders' first round trip (3.2 MB of connection windows) overflows
+    // the 1 MB buffer before any hint, and the queue it leaves drains only
+    // at the 2 % of the link the allocation keeps spare (doc/congestion.md).
+    if (n > 8) continue;
     EXPECT_LT(on.max_queue, kBdpBytes);
     EXPECT_EQ(on.drops, 0u);
-    EXPECT_GE(on.gbps, 0.97 * off.gbps);
   }
 }
 

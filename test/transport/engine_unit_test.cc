@@ -444,8 +444,10 @@ TEST_F(EngineUnitTest, TheRtoStaysRtoMinAboveASteadyRttSoHostJitterDoesNotFireIt
 }
 
 TEST_F(EngineUnitTest, APeerThatFallsSilentAfterAnsweringHasStalledAndTheRtoWaitsForRtoSilent) {
-  for (const bool stall : {true, false}) {
-    SCOPED_TRACE(stall ? "stall" : "hole");
+  enum Case { kStall, kHole, kCongested };
+  for (const Case k : {kStall, kHole, kCongested}) {
+    SCOPED_TRACE(k);
+    const bool stall = k != kHole;
     EngineConfig cfg = BaseConfig();
     cfg.num_paths = 2;
     cfg.tail_loss_probe = false;
@@ -460,6 +462,8 @@ TEST_F(EngineUnitTest, APeerThatFallsSilentAfterAnsweringHasStalledAndTheRtoWait
       for (uint16_t path : {0, 1}) {
         Packet a = Ack(path, 1, {}, path == 1 ? 1 : -1);
         a.ack.echo_ts_ns = static_cast<uint32_t>(t0);
+        a.ack.rx_pkts = 1;
+        a.ack.ce_pkts = k == kCongested ? 1 : 0;  // congested: a queue overflowing, not a stall
         Feed(a);
       }
     };
@@ -475,7 +479,7 @@ TEST_F(EngineUnitTest, APeerThatFallsSilentAfterAnsweringHasStalledAndTheRtoWait
     if (stall) answer();
     const TimeNs heard = now_;
     const TimeNs rto_at = sent + 10'000 + cfg.rto_min_ns;
-    const TimeNs fires_at = stall ? heard + cfg.rto_silent_ns : rto_at;
+    const TimeNs fires_at = k == kStall ? heard + cfg.rto_silent_ns : rto_at;
     EXPECT_EQ(eng_->NextDeadline(), fires_at);
     EXPECT_TRUE(Drain(fires_at - 1).empty());
     EXPECT_EQ(eng_->stats().lost_detected_rto, 0u);
