@@ -287,6 +287,17 @@ TEST_P(Udp, TakenPortsFailWithUnavailable) {
   EXPECT_NE(p.status().message().find("bind()"), std::string::npos) << p.status();
 }
 
+TEST_P(Udp, ATakenReceivePortFailsWithUnavailable) {
+  // With SO_REUSEADDR a second socket could share it, even one the kernel
+  // picked for port 0, and each would get part of the other's datagrams.
+  const std::string spec =
+      absl::StrCat("udp:ip=", GetParam(), ",port=", a_->info().udp_port, ",source_ports=1");
+  auto p = port::OpenPort(spec);
+  ASSERT_FALSE(p.ok());
+  EXPECT_TRUE(absl::IsUnavailable(p.status())) << p.status();
+  EXPECT_NE(p.status().message().find("bind()"), std::string::npos) << p.status();
+}
+
 TEST_P(Udp, SocketOptions) {
   auto p = OpenLoopback(GetParam(), "busy_poll=50,rcvbuf=1048576,sndbuf=262144,source_ports=2");
   ASSERT_TRUE(p.ok()) << p.status();

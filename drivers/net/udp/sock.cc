@@ -41,17 +41,16 @@ absl::Status SetBuffer(int fd, int force_opt, int opt, uint32_t bytes, const cha
 }
 
 // A socket of the family of args.ip, bound to args.ip:port.
-absl::StatusOr<Fd> OpenBound(const UdpArgs& args, uint16_t port, bool reuse_addr,
-                             uint16_t* bound_port) {
+// Never SO_REUSEADDR: on Linux two UDP sockets that both set it may share a
+// port, even one the kernel picks for port 0, and then each gets part of the
+// other's datagrams (two mr-perf processes on port 0 were given the same
+// port). A port in use is an error the caller can act on.
+absl::StatusOr<Fd> OpenBound(const UdpArgs& args, uint16_t port, uint16_t* bound_port) {
   const int family = args.ip.v6 ? AF_INET6 : AF_INET;
   Fd fd(socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_UDP));
   if (fd.get() < 0) return SockError("socket()", args, port, errno);
   if (args.ip.v6) {
     absl::Status s = SetInt(fd.get(), IPPROTO_IPV6, IPV6_V6ONLY, 1, "IPV6_V6ONLY", args, port);
-    if (!s.ok()) return s;
-  }
-  if (reuse_addr) {
-    absl::Status s = SetInt(fd.get(), SOL_SOCKET, SO_REUSEADDR, 1, "SO_REUSEADDR", args, port);
     if (!s.ok()) return s;
   }
   sockaddr_storage ss;
@@ -120,7 +119,7 @@ bool FromSockaddr(const sockaddr_storage& ss, wire::IpAddr* ip, uint16_t* port) 
 }
 
 absl::StatusOr<Fd> OpenRxSocket(const UdpArgs& args, uint16_t* bound_port) {
-  absl::StatusOr<Fd> fd = OpenBound(args, args.port, /*reuse_addr=*/true, bound_port);
+  absl::StatusOr<Fd> fd = OpenBound(args, args.port, bound_port);
   if (!fd.ok()) return fd;
   const int f = fd->get();
   absl::Status s =
@@ -138,8 +137,7 @@ absl::StatusOr<Fd> OpenRxSocket(const UdpArgs& args, uint16_t* bound_port) {
 }
 
 absl::StatusOr<Fd> OpenTxSocket(const UdpArgs& args, uint16_t port, uint16_t* bound_port) {
-  // No SO_REUSEADDR: two sockets on one source port would split what either receives.
-  absl::StatusOr<Fd> fd = OpenBound(args, port, /*reuse_addr=*/false, bound_port);
+  absl::StatusOr<Fd> fd = OpenBound(args, port, bound_port);
   if (!fd.ok()) return fd;
   const int f = fd->get();
   // Nobody sends to a source port; whatever arrives is dropped before it queues.

@@ -39,8 +39,8 @@ socklen_t ToSockaddr(const wire::IpAddr& ip, uint16_t port, sockaddr_storage* ou
 bool FromSockaddr(const sockaddr_storage& ss, wire::IpAddr* ip, uint16_t* port);
 
 /**
- * The receive socket: bound to args.ip:args.port with SO_REUSEADDR,
- * non-blocking, IP_RECVTOS / IPV6_RECVTCLASS on, SO_RCVBUF and SO_BUSY_POLL as
+ * The receive socket: bound to args.ip:args.port (never shared: no
+ * SO_REUSEADDR), non-blocking, IP_RECVTOS / IPV6_RECVTCLASS on, SO_RCVBUF and SO_BUSY_POLL as
  * asked. @p bound_port gets the port really bound (args.port 0: the kernel's).
  */
 absl::StatusOr<Fd> OpenRxSocket(const UdpArgs& args, uint16_t* bound_port);
