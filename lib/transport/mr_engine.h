@@ -67,8 +67,10 @@ struct EngineConfig {
   TimeNs rto_max_ns = config::kRtoMaxNs;
   TimeNs rto_initial_ns = config::kRtoInitialNs;
   /**
-   * A path timeout while every path is busy and the peer silent waits for
-   * this much silence (config::kRtoSilentNs); 0 or at most rto_min_ns: no wait.
+   * A path timeout that comes after the peer answered and then fell silent
+   * for rto_min, while another path waits too and no window was cut since,
+   * waits for this much silence (config::kRtoSilentNs; a stalled peer);
+   * 0 or at most rto_min_ns: no wait.
    */
   TimeNs rto_silent_ns = config::kRtoSilentNs;
   bool tail_loss_probe = true;            ///< re-send the newest packet after 2 SRTT of silence
