@@ -167,6 +167,14 @@ inline constexpr uint32_t kPathHealthWindowPkts = 64;
  */
 inline constexpr uint32_t kPathFailLossPct = 20;
 
+/**
+ * Paths of one plane that, failed with no path of that plane getting through
+ * since, mean the plane is down: the rest of its paths fail at once (a plane
+ * of one path fails with it). Two, so that one bad link (one ECMP route) never
+ * takes a plane down, while a dead plane costs one path's timeouts, not all.
+ */
+inline constexpr uint32_t kPlaneFailPaths = 2;
+
 /** Interval between probes of a failed path (each on a fresh source port). */
 inline constexpr uint64_t kPathProbeIntervalNs = 200'000;
 

@@ -4,6 +4,7 @@
 
 #include "describe.h"
 
+#include <cstring>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -45,6 +46,7 @@ struct Field {
   std::string key;
   std::string value;
   bool quoted = false;
+  std::string text;  ///< how the text form shows it, where that differs (an address)
 };
 
 std::vector<Field> Fields(const wire::Packet& p) {
@@ -124,6 +126,16 @@ std::vector<Field> Fields(const wire::Packet& p) {
       num("metaroce.conn.incarnation", c.incarnation);
       num("metaroce.conn.cookie", c.cookie);
       num("metaroce.conn.stream_window", c.stream_window);
+      for (size_t i = 0; i < c.num_planes && i < c.planes.size(); i++) {
+        uint8_t b[wire::kPlaneAddrBytes] = {};
+        if (c.planes[i].v6) {
+          std::memcpy(b, c.planes[i].bytes.data(), sizeof(b));
+        } else {
+          b[10] = b[11] = 0xff;
+          std::memcpy(b + 12, c.planes[i].bytes.data(), 4);
+        }
+        v.push_back({"metaroce.conn.plane", Hex(b), true, c.planes[i].ToString()});
+      }
       break;
     }
     case PacketClass::kInvalid: break;
@@ -146,7 +158,7 @@ std::string DescribeText(const wire::FrameInfo& f, const wire::Packet& p) {
     if (fld.key == "metaroce.version" || fld.key == "metaroce.type") continue;
     std::string_view k = fld.key;
     k.remove_prefix(sizeof("metaroce.") - 1);
-    std::string val = fld.value;
+    std::string val = fld.text.empty() ? fld.value : fld.text;
     if (fld.quoted && val.size() > 32) val = absl::StrCat(val.substr(0, 32), "...");
     absl::StrAppend(&s, " ", std::string(k), "=", val);
   }

@@ -65,6 +65,27 @@ absl::Status CheckConfig(const EngineConfig& c) {
   for (uint16_t p : c.source_ports) {
     if (p == 0) return bad("source_ports must not contain port 0");
   }
+  if (c.extra_planes.size() > wire::kMaxPlanes - 1) {
+    return bad("extra_planes holds at most ", wire::kMaxPlanes - 1, " planes (", wire::kMaxPlanes,
+               " with local_ip), not ", c.extra_planes.size());
+  }
+  if (c.num_paths < c.extra_planes.size() + 1) {
+    return bad("num_paths (", c.num_paths, ") must be at least the number of planes (",
+               c.extra_planes.size() + 1, "): every plane needs a path");
+  }
+  for (size_t i = 0; i < c.extra_planes.size(); i++) {
+    const wire::IpAddr& ip = c.extra_planes[i].ip;
+    if (ip.v6 != c.local_ip.v6 || ip.IsUnspecified()) {
+      return bad("extra_planes[", i, "] (", ip.ToString(), ") must be an ",
+                 c.local_ip.v6 ? "IPv6" : "IPv4", " address like local_ip");
+    }
+    if (ip == c.local_ip) return bad("extra_planes[", i, "] repeats local_ip ", ip.ToString());
+    for (size_t j = 0; j < i; j++) {
+      if (c.extra_planes[j].ip == ip) {
+        return bad("extra_planes[", i, "] repeats extra_planes[", j, "] (", ip.ToString(), ")");
+      }
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -212,6 +233,8 @@ EngineImpl::EngineImpl(const EngineConfig& c, MemoryAccess* m)
       rng(c.seed != 0 ? SecureRng::DerivedKey(c.seed, incarnation) : SecureRng::OsKey()),
       mrs(&rng) {
   rng.Fill(cookie_key, sizeof(cookie_key));
+  local_planes.push_back(PlaneAddr{cfg.local_ip, cfg.local_mac});
+  local_planes.insert(local_planes.end(), cfg.extra_planes.begin(), cfg.extra_planes.end());
   // Start QP numbers at a random point so a restarted engine does not reuse
   // the numbers its peers may still send to.
   next_qpn = static_cast<uint32_t>(rng.Below(kQpnSpace >> cfg.qpn_tag_bits));
@@ -477,11 +500,7 @@ std::vector<PathInfo> EngineImpl::GetPaths(const wire::IpAddr& ip, uint16_t udp_
   auto it = conn_by_peer.find(PeerKey{ip, udp_port});
   if (it == conn_by_peer.end()) return v;
   const Connection* c = conns.at(it->second).get();
-  for (const TxPath& p : c->paths) {
-    v.push_back(PathInfo{p.id, p.src_port, p.state == PathState::kActive, p.inflight, p.window,
-                         p.srtt, p.rto, p.tx_pkts, p.retx_pkts, p.lost_pkts, p.ce_pkts, p.failures,
-                         p.cc.cwnd, p.cc.inflight, p.cc.cuts, p.repaths});
-  }
+  for (const TxPath& p : c->paths) v.push_back(PathInfoOf(p));
   return v;
 }
 

@@ -5,7 +5,8 @@
 /*
  * Engine internals. Object model (doc/transport.md):
  *   Connection  one per peer host: paths, windows, message pool, queues
- *   TxPath      one per local path: PSN space, in-flight ring, RTT, health
+ *   TxPath      one per local path: PSN space, in-flight ring, RTT, health;
+ *               on one plane (planes.cc)
  *   RxPath      one per peer path: cumulative PSN + 256-bit SACK, ACK state
  *   Qp          one per local QP = stream: send queue, receive queue, the
  *               receive window of the peer's messages, completion order
@@ -121,6 +122,7 @@ struct TxPath {
   static constexpr uint32_t kMaxRing = 256;  ///< psn - una < 256: the SACK reaches every packet
   uint16_t id = 0;
   uint16_t src_port = 0;
+  uint8_t plane = 0;  ///< PlaneOf(its connection, id)
   PathState state = PathState::kActive;
   uint32_t next_psn = 0;
   uint32_t una = 0;  ///< oldest PSN not yet settled (acked or declared lost)
@@ -200,6 +202,12 @@ struct ClosedStream {
   bool ack_pending = false;  ///< send its stream ACK with the next ACK of the connection
 };
 
+/** A plane of a connection (planes.cc). */
+struct PlaneState {
+  bool failed = false;  ///< failed whole: its paths are probed, the first answer brings it back
+  uint64_t failures = 0;
+};
+
 struct Connection {
   uint32_t local_id = 0;
   uint32_t remote_id = 0;
@@ -218,6 +226,15 @@ struct Connection {
   uint32_t accept_nonce = 0;
   uint16_t peer_paths = 0;
   uint32_t chunk_bytes = 0;  ///< min of both sides' max_payload
+  /**
+   * Planes in use: min of both sides' (1 until established). The peer's
+   * plane 0 is peer.ip / peer.mac; planes 1.. are below, the MACs learnt
+   * from what arrives on them.
+   */
+  uint8_t planes = 1;
+  std::array<wire::IpAddr, wire::kMaxPlanes> peer_plane_ip{};
+  std::array<wire::MacAddr, wire::kMaxPlanes> peer_plane_mac{};
+  std::array<PlaneState, wire::kMaxPlanes> plane_state{};
   std::vector<TxPath> paths;
   std::vector<RxPath> rx_paths;
   uint32_t inflight = 0;
@@ -404,6 +421,8 @@ class EngineImpl {
   bool HasPendingTx() const;
 
   EngineConfig cfg;
+  /** This host's planes: local_ip / local_mac first, then cfg.extra_planes. */
+  std::vector<PlaneAddr> local_planes;
   const CcLimits path_cc;  ///< window limits of one path
   const CcLimits conn_cc;  ///< of a connection
   MemoryAccess* mem;
@@ -472,6 +491,35 @@ class EngineImpl {
   std::vector<uint64_t> share_rates_;  ///< scratch
 
  private:
+  // ---- planes (planes.cc) ----
+  /** The plane of path @p path_id of @p c: both ends compute the same one. */
+  static uint8_t PlaneOf(const Connection* c, uint16_t path_id) {
+    return c->planes <= 1 ? 0 : static_cast<uint8_t>(path_id % c->planes);
+  }
+  const wire::IpAddr& PeerIp(const Connection* c, uint8_t plane) const {
+    return plane == 0 ? c->peer.ip : c->peer_plane_ip[plane];
+  }
+  /** Our planes 1.. for a CONN_REQ / CONN_ACCEPT. */
+  void AnnouncePlanes(wire::ConnBody* b) const;
+  /** False when a peer's plane list cannot be used (family, duplicates). */
+  bool PlanesValid(const wire::IpAddr& peer_ip, const wire::ConnBody& b) const;
+  /**
+   * At establishment: the planes both ends have, and each path's. A path on
+   * plane 1.. carries nothing before a probe on it is answered from the
+   * address the peer named: the handshake proved only plane 0 reaches it.
+   */
+  void AdoptPlanes(TimeNs now, Connection* c, const wire::ConnBody& b);
+  /**
+   * After @p path failed: when another path of its plane failed too and none
+   * of the plane's paths got through since, the plane is down, and every
+   * path on it fails now instead of one timeout after another.
+   */
+  void CheckPlane(TimeNs now, Connection* c, const TxPath& path);
+  /** A probe of @p path was answered: if its plane was down, probe its other paths at once. */
+  void PathAnswered(TimeNs now, Connection* c, const TxPath& path);
+  std::vector<PlaneInfo> PlaneInfos(const Connection& c) const;
+  static PathInfo PathInfoOf(const TxPath& p);
+
   // ---- connection set-up (engine.cc, handshake.cc) ----
   Connection* ConnFor(const PeerAddr& peer);
   Connection* NewConnection(const PeerAddr& peer);
@@ -616,8 +664,9 @@ class EngineImpl {
   Sent SendChunk(TimeNs now, Connection* c, TxPath* path, MsgRef ref, uint32_t chunk, RetxKind kind,
                  bool retx, TxSlot* slot);
   void FailResponse(TimeNs now, Connection* c, MsgRef ref, wire::NakDetail why);
-  bool Emit(TimeNs now, Connection* c, uint16_t src_port, wire::Packet* p, TxSlot* slot,
-            wire::Ecn ecn);
+  /** Encodes @p p into @p slot, from @p src_port of our @p plane to the peer's same plane. */
+  bool Emit(TimeNs now, Connection* c, uint8_t plane, uint16_t src_port, wire::Packet* p,
+            TxSlot* slot, wire::Ecn ecn);
   void BuildAck(TimeNs now, Connection* c, uint16_t path_id, wire::Packet* p);
   void DeclareLost(TimeNs now, Connection* c, TxPath* path, uint32_t psn, bool by_rto);
   void AdvanceUna(TxPath* path);

@@ -183,6 +183,7 @@ void EngineImpl::Establish(TimeNs now, Connection* c, const wire::ConnBody& body
     c->rx_paths[i].reply_port = c->paths[i % c->paths.size()].src_port;
   }
   c->chunk_bytes = std::min<uint32_t>(cfg.max_payload, body.max_payload);
+  AdoptPlanes(now, c, body);
   c->state = ConnState::kEstablished;
   if (c->qps.empty()) c->idle_since = now;
   for (uint32_t qpn : c->qps) {
@@ -206,6 +207,7 @@ void EngineImpl::FillOpening(const Connection* c, PacketType type, uint32_t nonc
   b.incarnation = incarnation;
   b.stream_window = cfg.stream_window_msgs;
   b.cookie = type == PacketType::kConnReq ? c->cookie : 0;
+  if (type == PacketType::kConnReq || type == PacketType::kConnAccept) AnnouncePlanes(&b);
   if (type == PacketType::kConnClose) {
     b.reason = c->close_reason;
     b.cookie = 0;
@@ -234,7 +236,12 @@ void EngineImpl::HandleConn(TimeNs now, const wire::FrameInfo& from, const wire:
       }
       break;
     case PacketType::kConnAccept:
-      if (c->state == ConnState::kConnecting && b.nonce == c->nonce) Establish(now, c, b);
+      if (c->state != ConnState::kConnecting || b.nonce != c->nonce) break;
+      if (!PlanesValid(c->peer.ip, b)) {
+        stats.rx_conn_refused++;  // an unusable plane list: wait for a good answer
+        break;
+      }
+      Establish(now, c, b);
       break;
     case PacketType::kConnReject:
       if (c->state == ConnState::kConnecting && b.nonce == c->nonce) FailConnection(c);
@@ -274,7 +281,7 @@ void EngineImpl::HandleConnReq(TimeNs now, const wire::FrameInfo& from, const wi
     answer(PacketType::kConnReject, wire::ConnReason::kVersionUnsupported, 0);
     return;
   }
-  if (b.num_paths > kMaxPaths) {
+  if (b.num_paths > kMaxPaths || !PlanesValid(from.src, b)) {
     stats.rx_conn_refused++;
     answer(PacketType::kConnReject, wire::ConnReason::kBadParameters, 0);
     return;

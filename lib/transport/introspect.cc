@@ -30,6 +30,14 @@ const char* ConnStateName(ConnInfo::State s) {
   return "unknown";
 }
 
+PathInfo EngineImpl::PathInfoOf(const TxPath& p) {
+  return PathInfo{p.id,       p.src_port,  p.plane,       p.state == PathState::kActive,
+                  p.inflight, p.window,    p.srtt,        p.rto,
+                  p.tx_pkts,  p.retx_pkts, p.lost_pkts,   p.ce_pkts,
+                  p.failures, p.cc.cwnd,   p.cc.inflight, p.cc.cuts,
+                  p.repaths};
+}
+
 std::vector<ConnInfo> Engine::GetConnections() const { return impl_->GetConnections(); }
 
 std::vector<ConnInfo> EngineImpl::GetConnections() const {
@@ -64,11 +72,9 @@ std::vector<ConnInfo> EngineImpl::GetConnections() const {
       ci.retx_pkts += p.retx_pkts;
       ci.lost_pkts += p.lost_pkts;
       ci.ce_echoed_pkts += p.ce_pkts;
-      ci.paths.push_back(PathInfo{p.id, p.src_port, p.state == PathState::kActive, p.inflight,
-                                  p.window, p.srtt, p.rto, p.tx_pkts, p.retx_pkts, p.lost_pkts,
-                                  p.ce_pkts, p.failures, p.cc.cwnd, p.cc.inflight, p.cc.cuts,
-                                  p.repaths});
+      ci.paths.push_back(PathInfoOf(p));
     }
+    ci.planes = PlaneInfos(c);
     v.push_back(std::move(ci));
   }
   return v;

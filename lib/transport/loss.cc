@@ -101,6 +101,7 @@ void EngineImpl::FailPath(TimeNs now, Connection* c, TxPath* path) {
   bool all_failed = true;
   for (const TxPath& p : c->paths) all_failed &= p.state == PathState::kFailed;
   if (all_failed && c->all_failed_since == kNever) c->all_failed_since = now;
+  CheckPlane(now, c, *path);
 }
 
 void EngineImpl::PathTimeout(TimeNs now, Connection* c, TxPath* path) {

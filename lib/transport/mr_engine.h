@@ -34,10 +34,24 @@ enum class Framing : uint8_t {
   kUdp,       ///< UDP payloads; addresses travel in TxSlot::addr (kernel sockets)
 };
 
+/** Where one plane (a port on one of several parallel fabrics) of this host is. */
+struct PlaneAddr {
+  wire::IpAddr ip;
+  wire::MacAddr mac;
+};
+
 /** Engine configuration; Create() rejects values out of range with a message. */
 struct EngineConfig {
-  wire::IpAddr local_ip;  ///< this host's address (IPv4 or IPv6)
+  wire::IpAddr local_ip;  ///< this host's address (IPv4 or IPv6): plane 0
   wire::MacAddr local_mac;
+  /**
+   * Planes 1..P-1 of this host (doc/transport.md, "Planes"): one port per
+   * parallel fabric, each with its own address of local_ip's family, at most
+   * wire::kMaxPlanes - 1. A connection to a peer of Q planes spreads its paths
+   * over min(P, Q): path i on plane i mod that. PollTx says in TxSlot::plane
+   * which port sends a packet. Needs num_paths >= P. Empty: one plane.
+   */
+  std::vector<PlaneAddr> extra_planes;
   uint16_t udp_port = wire::kDefaultUdpPort;
   Framing framing = Framing::kEthernet;
   uint16_t num_paths = config::kPaths;              ///< 1..kMaxPaths
@@ -180,6 +194,7 @@ struct TxSlot {
   uint8_t* buf = nullptr;
   uint32_t cap = 0;
   uint32_t len = 0;        ///< out: bytes written
+  uint8_t plane = 0;       ///< out: the plane (port) to send it from (EngineConfig::extra_planes)
   wire::FrameInfo addr;    ///< out, Framing::kUdp: addresses, ports and ECN for the socket
   void* cookie = nullptr;  ///< the buffer's owner (e.g. an mbuf); the engine leaves it alone
 };
@@ -222,6 +237,8 @@ struct EngineStats {
   uint64_t tail_loss_rescues = 0;   ///< of those unanswered, the newest sent on another path
   uint64_t path_failures = 0;
   uint64_t path_loss_failures = 0;  ///< of those, for losing much more than the other paths
+  uint64_t plane_failures = 0;      ///< planes given up whole: their paths failed together
+  uint64_t plane_recoveries = 0;    ///< failed planes that answered a probe again
   uint64_t cc_repaths = 0;     ///< paths moved to a fresh source port after congested round trips
   uint64_t cc_delay_cuts = 0;  ///< path windows cut for queueing delay above the target
   uint64_t conn_failures = 0;
@@ -238,6 +255,7 @@ struct EngineStats {
 struct PathInfo {
   uint16_t path_id = 0;
   uint16_t src_port = 0;
+  uint8_t plane = 0;
   bool active = false;
   uint32_t inflight = 0;
   uint32_t window = 0;
@@ -254,6 +272,19 @@ struct PathInfo {
   uint64_t repaths = 0;         ///< moved to a fresh source port after congested round trips
 };
 
+/** One plane of a connection: both ends' addresses on it and what its paths do. */
+struct PlaneInfo {
+  uint8_t plane = 0;
+  wire::IpAddr local_ip;
+  wire::IpAddr peer_ip;
+  bool up = true;             ///< false: failed whole, its paths are being probed
+  uint32_t paths = 0;         ///< local paths on it
+  uint32_t active_paths = 0;  ///< of those, carrying data
+  uint64_t failures = 0;      ///< times it failed whole
+  uint64_t tx_pkts = 0;       ///< data packets sent on its paths
+  uint64_t retx_pkts = 0;
+};
+
 /** Per-connection figures (one connection per peer engine), for telemetry and tests. */
 struct ConnInfo {
   /** Where the connection is in its life. */
@@ -266,25 +297,26 @@ struct ConnInfo {
   uint32_t remote_conn_id = 0;  ///< the peer's id (0 until up)
   PeerAddr peer;
   State state = State::kConnecting;
-  uint32_t num_qps = 0;         ///< local QPs on it
-  uint16_t peer_paths = 0;      ///< paths the peer announced (its sending paths)
-  uint32_t chunk_bytes = 0;     ///< payload per packet agreed with the peer (0 until up)
-  uint64_t tx_pkts = 0;         ///< every packet sent on it (data, control)
-  uint64_t tx_bytes = 0;        ///< their bytes as handed to the port (frame or UDP payload)
-  uint64_t rx_pkts = 0;         ///< valid packets received on it (data, ACK, NAK, probe)
-  uint64_t rx_bytes = 0;        ///< their bytes as received (frame or UDP payload)
-  uint64_t retx_pkts = 0;       ///< data packets sent again, all paths
-  uint64_t lost_pkts = 0;       ///< data packets declared lost, all paths
-  uint32_t inflight = 0;        ///< data packets in flight, all paths
-  uint32_t window = 0;          ///< connection window (packets)
-  uint32_t cwnd_bytes = 0;      ///< connection congestion window over all paths
-  uint32_t inflight_bytes = 0;  ///< bytes in flight, all paths
-  uint64_t cc_cuts = 0;         ///< connection window decreases
-  uint32_t rate_hint_mbps = 0;  ///< the share this receiver gives the peer; 0: no limit
-  uint32_t peer_hint_mbps = 0;  ///< the share the peer gives us (its last ACK), paced to; 0: none
-  uint64_t ce_rx_pkts = 0;      ///< CE-marked data packets received from the peer
-  uint64_t ce_echoed_pkts = 0;  ///< CE marks the peer reported on our packets (sum of paths)
-  std::vector<PathInfo> paths;  ///< local paths, by path id
+  uint32_t num_qps = 0;           ///< local QPs on it
+  uint16_t peer_paths = 0;        ///< paths the peer announced (its sending paths)
+  uint32_t chunk_bytes = 0;       ///< payload per packet agreed with the peer (0 until up)
+  uint64_t tx_pkts = 0;           ///< every packet sent on it (data, control)
+  uint64_t tx_bytes = 0;          ///< their bytes as handed to the port (frame or UDP payload)
+  uint64_t rx_pkts = 0;           ///< valid packets received on it (data, ACK, NAK, probe)
+  uint64_t rx_bytes = 0;          ///< their bytes as received (frame or UDP payload)
+  uint64_t retx_pkts = 0;         ///< data packets sent again, all paths
+  uint64_t lost_pkts = 0;         ///< data packets declared lost, all paths
+  uint32_t inflight = 0;          ///< data packets in flight, all paths
+  uint32_t window = 0;            ///< connection window (packets)
+  uint32_t cwnd_bytes = 0;        ///< connection congestion window over all paths
+  uint32_t inflight_bytes = 0;    ///< bytes in flight, all paths
+  uint64_t cc_cuts = 0;           ///< connection window decreases
+  uint32_t rate_hint_mbps = 0;    ///< the share this receiver gives the peer; 0: no limit
+  uint32_t peer_hint_mbps = 0;    ///< the share the peer gives us (its last ACK), paced to; 0: none
+  uint64_t ce_rx_pkts = 0;        ///< CE-marked data packets received from the peer
+  uint64_t ce_echoed_pkts = 0;    ///< CE marks the peer reported on our packets (sum of paths)
+  std::vector<PathInfo> paths;    ///< local paths, by path id
+  std::vector<PlaneInfo> planes;  ///< planes in use (min of both ends'; one until up)
 };
 
 /** An asynchronous event (as ibv_async_event): something went wrong outside a completion. */

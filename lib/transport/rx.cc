@@ -111,10 +111,13 @@ void EngineImpl::HandlePacket(TimeNs now, const wire::FrameInfo& from, const wir
     stats.rx_unknown_conn++;
     return;
   }
-  if (from.src != c->peer.ip) {
+  // Each plane's packets come from the peer's address on that plane.
+  const uint8_t plane = PlaneOf(c, p.path_id);
+  if (from.src != PeerIp(c, plane)) {
     stats.rx_wrong_source++;
     return;
   }
+  if (plane != 0) c->peer_plane_mac[plane] = from.eth_src;  // the next hop on that plane
   Touch(c);
   c->last_rx_at = now;
   c->rx_pkts++;
@@ -412,7 +415,7 @@ void EngineImpl::HandleProbe(TimeNs now, Connection* c, const wire::Packet& p) {
   path.failed_at = kNever;
   path.rto = path.has_rtt ? RtoOf(path) : cfg.rto_initial_ns;
   c->all_failed_since = kNever;
-  (void)now;
+  PathAnswered(now, c, path);
 }
 
 // ---- The receiver's fair share, and the sender's side of it ----

@@ -34,7 +34,10 @@ TimeNs EngineImpl::RtoDeadline(const Connection* c, const TxPath& p) const {
   // most likely be answered when it wakes. The timeout waits for rto_silent
   // of silence (config::kRtoSilentNs). A packet lost in a hole leaves the
   // rest of a busy connection talking, and under light traffic nothing else
-  // waits or the peer was last heard before it left: the RTO as it is.
+  // waits or the peer was last heard before it left: the RTO as it is. With
+  // planes, the other waiting path must be on another plane: when only one
+  // plane's paths wait while the peer answered on the others, the plane is
+  // dark, not the peer.
   if (cfg.rto_silent_ns == 0 || c->last_rx_at <= sent_at ||
       rto_at < c->last_rx_at + cfg.rto_min_ns) {
     return rto_at;
@@ -44,7 +47,8 @@ TimeNs EngineImpl::RtoDeadline(const Connection* c, const TxPath& p) const {
     // A window cut since the packet left: the fabric was congested, and
     // silence after congestion is loss (an overflowing queue), not a stall.
     if (q.cc.hold_until >= sent_at) return rto_at;
-    others_wait |= &q != &p && q.state == PathState::kActive && q.inflight != 0 &&
+    others_wait |= &q != &p && (c->planes <= 1 || q.plane != p.plane) &&
+                   q.state == PathState::kActive && q.inflight != 0 &&
                    q.At(q.una).sent_at < c->last_rx_at;
   }
   return others_wait ? std::max(rto_at, c->last_rx_at + cfg.rto_silent_ns) : rto_at;

@@ -60,13 +60,21 @@ bool Gather(const MrTable& mrs, uint32_t pd, uint64_t owner, MemoryAccess* mem, 
 
 // ---- Packets out ----
 
-bool EngineImpl::Emit(TimeNs now, Connection* c, uint16_t src_port, wire::Packet* p, TxSlot* slot,
-                      wire::Ecn ecn) {
+bool EngineImpl::Emit(TimeNs now, Connection* c, uint8_t plane, uint16_t src_port, wire::Packet* p,
+                      TxSlot* slot, wire::Ecn ecn) {
   wire::FrameInfo f;
-  f.eth_src = cfg.local_mac;
-  f.eth_dst = c != nullptr ? c->peer.mac : slot->addr.eth_dst;
-  f.src = cfg.local_ip;
-  f.dst = c != nullptr ? c->peer.ip : slot->addr.dst;
+  f.eth_src = local_planes[plane].mac;
+  f.src = local_planes[plane].ip;
+  if (c == nullptr) {
+    f.eth_dst = slot->addr.eth_dst;
+    f.dst = slot->addr.dst;
+  } else if (plane == 0) {
+    f.eth_dst = c->peer.mac;
+    f.dst = c->peer.ip;
+  } else {
+    f.eth_dst = c->peer_plane_mac[plane];
+    f.dst = c->peer_plane_ip[plane];
+  }
   f.dscp = cfg.dscp;
   f.ecn = ecn;
   f.src_port = src_port;
@@ -80,6 +88,7 @@ bool EngineImpl::Emit(TimeNs now, Connection* c, uint16_t src_port, wire::Packet
   }
   if (!n.ok()) return false;  // slot too small: the caller's buffers are misconfigured
   slot->len = static_cast<uint32_t>(*n);
+  slot->plane = plane;
   stats.tx_packets++;
   stats.tx_bytes += *n;
   if (c != nullptr) {
@@ -163,7 +172,7 @@ EngineImpl::Sent EngineImpl::SendChunk(TimeNs now, Connection* c, TxPath* path, 
     }
     p.payload = {dst, len};
   }
-  if (!Emit(now, c, path->src_port, &p, slot, wire::Ecn::kEct0)) return Sent::kNoRoom;
+  if (!Emit(now, c, path->plane, path->src_port, &p, slot, wire::Ecn::kEct0)) return Sent::kNoRoom;
 
   Inflight& e = path->At(path->next_psn);
   e = Inflight{true, probe, kind == RetxKind::kTailLoss, m->epoch, ref, chunk, slot->len, now};
@@ -328,7 +337,7 @@ bool EngineImpl::EmitOpening(Connection* c, PacketType type, uint32_t nonce, TxT
   // CONN_REQ, CONN_ACCEPT and CONN_CLOSE say the same about us.
   wire::Packet p;
   FillOpening(c, type, nonce, &p);
-  if (!Emit(t.now, c, c->paths[0].src_port, &p, t.slot(), wire::Ecn::kNotEct)) return false;
+  if (!Emit(t.now, c, 0, c->paths[0].src_port, &p, t.slot(), wire::Ecn::kNotEct)) return false;
   t.n++;
   return true;
 }
@@ -367,7 +376,7 @@ void EngineImpl::TxKeepalive(Connection* c, TxTurn& t) {
     p.dst_conn_id = c->remote_id;
     p.path_id = path.id;
     p.probe = {path.probe_seq, static_cast<uint32_t>(t.now)};
-    if (Emit(t.now, c, path.src_port, &p, t.slot(), wire::Ecn::kNotEct)) {
+    if (Emit(t.now, c, path.plane, path.src_port, &p, t.slot(), wire::Ecn::kNotEct)) {
       t.n++;
       stats.keepalives++;
     }
@@ -384,7 +393,10 @@ void EngineImpl::TxProbeReplies(Connection* c, TxTurn& t) {
     p.path_id = c->probe_replies.front().first;
     p.probe = c->probe_replies.front().second;
     c->probe_replies.pop_front();
-    if (Emit(t.now, c, ControlPort(c, p.path_id), &p, t.slot(), wire::Ecn::kNotEct)) t.n++;
+    if (Emit(t.now, c, PlaneOf(c, p.path_id), ControlPort(c, p.path_id), &p, t.slot(),
+             wire::Ecn::kNotEct)) {
+      t.n++;
+    }
   }
 }
 
@@ -400,7 +412,7 @@ void EngineImpl::TxPathProbes(Connection* c, TxTurn& t) {
     p.path_id = path.id;
     p.probe = {++path.probe_seq, static_cast<uint32_t>(t.now)};
     path.probe_ports[path.probe_seq % path.probe_ports.size()] = path.src_port;
-    if (Emit(t.now, c, path.src_port, &p, t.slot(), wire::Ecn::kNotEct)) {
+    if (Emit(t.now, c, path.plane, path.src_port, &p, t.slot(), wire::Ecn::kNotEct)) {
       t.n++;
       stats.tx_probes++;
     }
@@ -419,7 +431,8 @@ void EngineImpl::TxNaks(Connection* c, TxTurn& t) {
     p.path_id = c->naks.front().path_id;
     p.nak = c->naks.front().nak;
     c->naks.pop_front();
-    if (Emit(t.now, c, ControlPort(c, p.path_id), &p, t.slot(), wire::Ecn::kNotEct)) {
+    if (Emit(t.now, c, PlaneOf(c, p.path_id), ControlPort(c, p.path_id), &p, t.slot(),
+             wire::Ecn::kNotEct)) {
       t.n++;
       stats.tx_naks++;
     }
@@ -437,7 +450,7 @@ void EngineImpl::TxAcks(Connection* c, TxTurn& t) {
     }
     wire::Packet p;
     BuildAck(t.now, c, id, &p);
-    if (Emit(t.now, c, ControlPort(c, id), &p, t.slot(), wire::Ecn::kNotEct)) {
+    if (Emit(t.now, c, PlaneOf(c, id), ControlPort(c, id), &p, t.slot(), wire::Ecn::kNotEct)) {
       t.n++;
       stats.tx_acks++;
     }
@@ -556,7 +569,7 @@ size_t EngineImpl::PollTx(TimeNs now, std::span<TxSlot> slots) {
     s.addr.dst_port = r.to.udp_port;
     const uint16_t src_port =
         cfg.source_ports.empty() ? config::kPathSourcePortMin : cfg.source_ports[0];
-    if (Emit(now, nullptr, src_port, &r.packet, &s, wire::Ecn::kNotEct)) n++;
+    if (Emit(now, nullptr, 0, src_port, &r.packet, &s, wire::Ecn::kNotEct)) n++;
     loose_tx.pop_front();
   }
   n += VisitActive(now, slots.subspan(n));

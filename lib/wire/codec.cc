@@ -4,6 +4,7 @@
 
 // MetaRoCE header parse and encode (doc/spec.md sections 3 and 4).
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -94,6 +95,29 @@ ParseError CheckNak(const Packet& p) {
   return ParseError::kOk;
 }
 
+bool IsOpening(PacketType t) { return t == PacketType::kConnReq || t == PacketType::kConnAccept; }
+
+// An IPv4 plane address travels IPv4-mapped (::ffff:a.b.c.d), an IPv6 one as itself.
+void StorePlane(const IpAddr& a, uint8_t* q) {
+  std::array<uint8_t, kPlaneAddrBytes> b{};
+  if (a.v6) {
+    b = a.bytes;
+  } else {
+    b[10] = b[11] = 0xff;
+    std::memcpy(&b[12], a.bytes.data(), 4);
+  }
+  std::memcpy(q, b.data(), b.size());
+}
+
+IpAddr LoadPlane(const uint8_t* q) {
+  std::array<uint8_t, kPlaneAddrBytes> b;
+  std::memcpy(b.data(), q, b.size());
+  static constexpr uint8_t kMapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+  if (std::memcmp(b.data(), kMapped, sizeof(kMapped)) == 0)
+    return IpAddr::V4(b[12], b[13], b[14], b[15]);
+  return IpAddr::V6(b);
+}
+
 ParseError CheckConn(const Packet& p) {
   const ConnBody& c = p.conn;
   if (p.path_id != 0) return ParseError::kReservedNotZero;
@@ -102,12 +126,24 @@ ParseError CheckConn(const Packet& p) {
   if (c.min_version > c.max_version) return ParseError::kBadVersionRange;
   if (c.incarnation == 0) return ParseError::kBadConnParameters;
   const auto reason = static_cast<uint8_t>(c.reason);
-  const bool opening = p.type == PacketType::kConnReq || p.type == PacketType::kConnAccept;
+  const bool opening = IsOpening(p.type);
+  if (c.num_planes > kMaxPlanes - 1) return ParseError::kBadConnParameters;
+  for (size_t i = c.num_planes; i < c.planes.size(); i++) {
+    if (c.planes[i] != IpAddr{}) return ParseError::kReservedNotZero;
+  }
+  if (c.num_planes != 0 && !opening) return ParseError::kPayloadNotAllowed;
   if (opening) {
     if (c.reason != ConnReason::kNone) return ParseError::kBadConnReason;
     if (c.num_paths == 0 || c.max_payload < kMinConnPayloadBytes || c.udp_port == 0 ||
         c.stream_window == 0) {
       return ParseError::kBadConnParameters;
+    }
+    // The plane list and its capability bit go together; no listed address is unspecified.
+    if (((c.capabilities & caps::kPlanes) != 0) != (c.num_planes != 0)) {
+      return ParseError::kBadConnParameters;
+    }
+    for (size_t i = 0; i < c.num_planes; i++) {
+      if (c.planes[i].IsUnspecified()) return ParseError::kBadConnParameters;
     }
   } else if (p.type == PacketType::kConnRetry) {
     // num_paths, max_payload, udp_port and stream_window are informational.
@@ -243,6 +279,10 @@ size_t EncodeTypeHeader(const Packet& p, uint8_t* out) {
       h.stream_window.set(c.stream_window);
       Store(q, h);
       q += sizeof(h);
+      for (size_t i = 0; i < std::min<size_t>(c.num_planes, c.planes.size()); i++) {
+        StorePlane(c.planes[i], q);
+        q += kPlaneAddrBytes;
+      }
       break;
     }
     case PacketClass::kInvalid: break;
@@ -362,6 +402,17 @@ ParseError DecodeTypeHeader(const uint8_t* in, size_t region, Packet* out) {
       if (h.reserved0 != 0 || h.reserved1.get() != 0 || h.reserved2.get() != 0) {
         return ParseError::kReservedNotZero;
       }
+      // The extension: plane addresses (REQ/ACCEPT only; CheckConn has the rules).
+      if (region % kPlaneAddrBytes != 0 || region > (kMaxPlanes - 1) * kPlaneAddrBytes) {
+        return IsOpening(out->type) ? ParseError::kBadConnParameters
+                                    : ParseError::kPayloadNotAllowed;
+      }
+      q += sizeof(h);
+      c.num_planes = static_cast<uint8_t>(region / kPlaneAddrBytes);
+      for (size_t i = 0; i < c.planes.size(); i++) {
+        c.planes[i] = i < c.num_planes ? LoadPlane(q + i * kPlaneAddrBytes) : IpAddr{};
+      }
+      out->payload = {};
       return ParseError::kOk;
     }
     case PacketClass::kInvalid: break;
@@ -413,6 +464,9 @@ size_t PayloadFieldBytes(const Packet& p) {
   if (p.type == PacketType::kAck) {
     return (p.ack.has_sack ? kSackBytes : 0) +
            std::min<size_t>(p.ack.num_stream_acks, kMaxStreamAcks) * kStreamAckBytes;
+  }
+  if (ClassOf(p.type) == PacketClass::kConn) {
+    return std::min<size_t>(p.conn.num_planes, kMaxPlanes - 1) * kPlaneAddrBytes + p.payload.size();
   }
   return p.payload.size();
 }

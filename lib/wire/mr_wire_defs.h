@@ -134,6 +134,16 @@ inline constexpr uint16_t kSack = 1u << 4;        ///< ACK: a 256-bit SACK bitma
 inline constexpr uint16_t kMsgProbe = 1u << 5;
 }  // namespace flags
 
+/** Capability bits of CONN_REQ / CONN_ACCEPT (doc/spec.md 4.5); unknown bits are ignored. */
+namespace caps {
+/**
+ * The sender has more than one plane (a port per parallel fabric) and lists
+ * the addresses of its planes 1..P-1 in the packet's extension; plane 0 is
+ * the packet's source address.
+ */
+inline constexpr uint32_t kPlanes = 1u << 0;
+}  // namespace caps
+
 /** Flags a packet of this type may carry; any other set bit makes the packet invalid. */
 constexpr uint16_t AllowedFlags(PacketType t) {
   switch (ClassOf(t)) {
@@ -208,6 +218,10 @@ inline constexpr size_t kSackWords = kSackBits / 64;
 /** Stream acknowledgements an ACK may carry, and the size of one. */
 inline constexpr size_t kMaxStreamAcks = 8;
 inline constexpr size_t kStreamAckBytes = 8;
+
+/** Planes (parallel fabrics, one port each) a host may have, and one listed address's bytes. */
+inline constexpr size_t kMaxPlanes = 8;
+inline constexpr size_t kPlaneAddrBytes = 16;  ///< IPv6, or IPv4-mapped (::ffff:a.b.c.d)
 
 /** Smallest max_payload a CONN_REQ / CONN_ACCEPT may announce. */
 inline constexpr uint16_t kMinConnPayloadBytes = 256;

@@ -17,6 +17,7 @@
 #include <span>
 
 #include "mr_wire_defs.h"
+#include "mr_wire_frame.h"
 
 namespace metaroce::wire {
 
@@ -94,11 +95,18 @@ struct ConnBody {
   ConnReason reason = ConnReason::kNone;
   uint16_t num_paths = 0;      ///< paths the sender will spray over (REQ/ACCEPT)
   uint16_t max_payload = 0;    ///< largest payload the sender accepts per packet
-  uint32_t capabilities = 0;   ///< optional features; v1 defines none, unknown bits ignored
+  uint32_t capabilities = 0;   ///< optional features (caps::*); unknown bits ignored
   uint16_t udp_port = 0;       ///< UDP port the sender receives MetaRoCE on (REQ/ACCEPT: non-zero)
   uint64_t incarnation = 0;    ///< the sending engine's random instance id; never 0
   uint64_t cookie = 0;         ///< RETRY: the cookie; REQ: the cookie echoed (0 on a first try)
   uint32_t stream_window = 0;  ///< REQ/ACCEPT: messages per stream the sender's receiver tracks
+  /**
+   * REQ/ACCEPT with caps::kPlanes: the addresses of the sender's planes
+   * 1..num_planes (plane 0 is the source address), in the extension. Entries
+   * past num_planes are not on the wire and must be zero.
+   */
+  uint8_t num_planes = 0;
+  std::array<IpAddr, kMaxPlanes - 1> planes{};
 };
 
 /** One decoded MetaRoCE packet. */

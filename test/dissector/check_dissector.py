@@ -45,7 +45,7 @@ DEFAULT_PORT = 4792
 OTHER_PORT = 4793
 
 # Hex-string keys of mr-decode whose tshark values are FT_BYTES ("aa:bb:...").
-BYTES_KEYS = {"metaroce.ack.sack", "metaroce.payload"}
+BYTES_KEYS = {"metaroce.ack.sack", "metaroce.payload", "metaroce.conn.plane"}
 # Fields the dissector may show that mr-decode does not print.
 EXTRA_OK = {"metaroce.crc.status", "metaroce.reserved"}
 EXTRA_OK_PREFIXES = ("metaroce.flags.",)

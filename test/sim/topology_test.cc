@@ -53,12 +53,45 @@ TEST(Topology, LeafSpineShapeAndAddressPlan) {
   EXPECT_EQ(f.FindHost(LeafHostIpv6(0, 3)), t.host(0, 3));
 }
 
+TEST(Topology, PlanesAreParallelFabricsThatNeverMeet) {
+  Fabric f(1);
+  LeafSpineConfig c;
+  c.planes = 3;
+  c.leaves = 2;
+  c.spines = 2;
+  c.hosts_per_leaf = 2;
+  const Topology t = Must(BuildLeafSpine(f, c));
+  EXPECT_EQ(f.num_hosts(), 3u * 4u);
+  EXPECT_EQ(f.num_switches(), 3u * 4u);
+  EXPECT_EQ(t.host(1, 0)->ipv4().ToString(), "10.0.1.1");  // plane 0 as without planes
+  EXPECT_EQ(t.host(1, 0)->name(), "leaf1-host0");
+  EXPECT_EQ(t.host(1, 0, 2)->ipv4().ToString(), "10.2.1.1");
+  EXPECT_EQ(t.host(1, 0, 2)->ipv6().ToString(), "fd00::2:1:1");
+  EXPECT_EQ(t.host(1, 0, 2)->name(), "plane2-leaf1-host0");
+  EXPECT_EQ(t.host(1, 0, 2)->mac(), LeafHostMac(1, 0, 2));
+  EXPECT_EQ(f.switch_name(t.spines[t.spines_per_plane() + 1]), "plane1-spine1");
+  const std::vector<LinkId> links = t.PlaneLinks(1);
+  ASSERT_EQ(links.size(), 4u + 4u);
+  EXPECT_EQ(f.link(links[0]).node_a, NodeRef::OfHost(t.host(0, 0, 1)->id()));
+  EXPECT_EQ(links[4], t.fabric_link(0, 0, 1));
+  // Plane 1 reaches plane 1 only: a frame for a plane-0 address finds no route.
+  RecordingEndpoint same(t.host(1, 1, 1)), other(t.host(1, 1, 0));
+  t.host(0, 0, 1)->Send(MakeFrame({.src = t.host(0, 0, 1), .dst = t.host(1, 1, 1)}));
+  t.host(0, 0, 1)->Send(MakeFrame({.src = t.host(0, 0, 1), .dst = t.host(1, 1, 0)}));
+  f.RunUntilIdle(kPsPerMs);
+  EXPECT_EQ(same.rx.size(), 1u);
+  EXPECT_EQ(other.rx.size(), 0u);
+  EXPECT_EQ(f.total_drops(DropCause::kNoRoute), 1u);
+}
+
 TEST(Topology, LeafSpineErrorsSayWhatToFix) {
   struct Case {
     LeafSpineConfig c;
     const char* want;
   };
   std::vector<Case> cases;
+  cases.push_back({{.planes = 0}, "planes"});
+  cases.push_back({{.planes = kMaxSimPlanes + 1}, "planes"});
   cases.push_back({{.leaves = 0}, "leaves"});
   cases.push_back({{.leaves = 300}, "leaves"});
   cases.push_back({{.spines = 0}, "spines"});

@@ -386,6 +386,7 @@ Snapshot Widest(size_t conns, size_t paths) {
     for (size_t p = 0; p < paths; p++) {
       PathInfo pi{static_cast<uint16_t>(UINT16_MAX - p),
                   UINT16_MAX,
+                  UINT8_MAX,
                   true,
                   UINT32_MAX,
                   UINT32_MAX,

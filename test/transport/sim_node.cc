@@ -13,9 +13,18 @@ namespace {
 constexpr size_t kSlotBytes = 9216;
 }
 
-SimNode::SimNode(sim::Host* host, transport::EngineConfig cfg) : host_(host) {
+SimNode::SimNode(sim::Host* host, transport::EngineConfig cfg)
+    : SimNode(std::vector<sim::Host*>{host}, std::move(cfg)) {}
+
+SimNode::SimNode(std::vector<sim::Host*> planes, transport::EngineConfig cfg)
+    : planes_(std::move(planes)) {
+  sim::Host* host = planes_[0];
   cfg.local_ip = host->ipv4();
   cfg.local_mac = host->mac();
+  cfg.extra_planes.clear();
+  for (size_t i = 1; i < planes_.size(); i++) {
+    cfg.extra_planes.push_back({planes_[i]->ipv4(), planes_[i]->mac()});
+  }
   cfg.framing = transport::Framing::kEthernet;
   if (cfg.seed == 0) cfg.seed = 1;  // simulations are reproducible
   if (cfg.incarnation == 0) {
@@ -33,10 +42,14 @@ SimNode::SimNode(sim::Host* host, transport::EngineConfig cfg) : host_(host) {
   engine_ = std::move(*e);
   buf_.resize(kSlotBytes * kBurst);
   host->Attach(this);
+  for (size_t i = 1; i < planes_.size(); i++) {
+    ports_.push_back(std::make_unique<PlanePort>(this));
+    planes_[i]->Attach(ports_.back().get());
+  }
 }
 
 transport::PeerAddr SimNode::Addr() const {
-  return transport::PeerAddr{host_->ipv4(), host_->mac(), wire::kDefaultUdpPort};
+  return transport::PeerAddr{planes_[0]->ipv4(), planes_[0]->mac(), wire::kDefaultUdpPort};
 }
 
 void SimNode::OnFrame(sim::SimTime now, std::span<const uint8_t> frame) {
@@ -50,8 +63,16 @@ void SimNode::OnTxReady(sim::SimTime now) { Pump(now); }
 
 void SimNode::Pump(sim::SimTime now) {
   const transport::TimeNs now_ns = static_cast<transport::TimeNs>(now / 1000);
+  sim::Host* timer_host = planes_[0];  // plane 0 keeps the engine's deadline
+  // The engine does not know which plane its next packets take: ask for no
+  // more than the fullest port has room for.
+  auto tx_free = [this] {
+    size_t free = kBurst;
+    for (sim::Host* h : planes_) free = std::min(free, h->TxQueueFree());
+    return free;
+  };
   for (;;) {
-    const size_t room = std::min(host_->TxQueueFree(), kBurst);
+    const size_t room = tx_free();
     if (room == 0) break;
     for (size_t i = 0; i < room; i++) {
       slots_[i].buf = buf_.data() + i * kSlotBytes;
@@ -59,23 +80,23 @@ void SimNode::Pump(sim::SimTime now) {
       slots_[i].len = 0;
     }
     const size_t n = engine_->PollTx(now_ns, {slots_.data(), room});
-    for (size_t i = 0; i < n; i++) host_->Send({slots_[i].buf, slots_[i].len});
+    for (size_t i = 0; i < n; i++) planes_[slots_[i].plane]->Send({slots_[i].buf, slots_[i].len});
     if (n < room) break;
   }
   const transport::TimeNs d = engine_->NextDeadline();
   if (d == transport::kNever) {
-    host_->CancelTimer();
+    timer_host->CancelTimer();
   } else if (d <= now_ns) {
     // Due now but nothing could be sent: with a full NIC queue OnTxReady
     // comes; otherwise try again a nanosecond later rather than spin.
-    if (host_->TxQueueFree() == 0) {
-      host_->CancelTimer();
+    if (tx_free() == 0) {
+      timer_host->CancelTimer();
     } else {
       zero_time_timers_++;
-      host_->SetTimer(now + 1000);
+      timer_host->SetTimer(now + 1000);
     }
   } else {
-    host_->SetTimer(static_cast<sim::SimTime>(d) * 1000);
+    timer_host->SetTimer(static_cast<sim::SimTime>(d) * 1000);
   }
 }
 

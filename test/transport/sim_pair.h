@@ -26,6 +26,9 @@ class Pair {
   struct Options {
     bool leaf_spine = false;  ///< 2 leaves x `spines`, one host per leaf (else back to back)
     uint32_t spines = 4;
+    /** > 1: that many leaf-spine planes; side i's engine has a port on planes_of[i] of them. */
+    uint32_t planes = 1;
+    uint32_t planes_of[2] = {0, 0};  ///< 0: all of them
     transport::EngineConfig cfg;
     size_t mem_bytes = 4 << 20;
     uint32_t access = transport::access::kAll;  ///< of side 1's region (side 0: everything)
@@ -35,21 +38,27 @@ class Pair {
   };
 
   explicit Pair(Options o) : opt_(o), fabric_(o.seed) {
-    std::vector<sim::Host*> hosts;
-    if (o.leaf_spine) {
+    std::vector<sim::Host*> hosts[2];
+    if (o.leaf_spine || o.planes > 1) {
       sim::LeafSpineConfig ls;
+      ls.planes = o.planes;
       ls.leaves = 2;
       ls.spines = o.spines;
       ls.hosts_per_leaf = 1;
       auto t = sim::BuildLeafSpine(fabric_, ls);
       topo_ = *t;
-      hosts = {topo_.host(0, 0), topo_.host(1, 0)};
+      for (int i = 0; i < 2; i++) {
+        const uint32_t n = o.planes_of[i] != 0 ? o.planes_of[i] : o.planes;
+        for (uint32_t p = 0; p < n; p++) hosts[i].push_back(topo_.host(i, 0, p));
+      }
     } else {
       topo_ = *sim::BuildBackToBack(fabric_, sim::BackToBackConfig{});
-      hosts = topo_.hosts;
+      hosts[0] = {topo_.hosts[0]};
+      hosts[1] = {topo_.hosts[1]};
     }
     for (int i = 0; i < 2; i++) {
-      side_[i].host = hosts[i];
+      side_[i].hosts = hosts[i];
+      side_[i].host = hosts[i][0];
       side_[i].cfg = o.cfg;
       side_[i].cfg.seed = o.seed * 10 + i;
       Start(i);
@@ -141,7 +150,7 @@ class Pair {
    */
   void Kill(int i) {
     Side& s = side_[i];
-    s.host->Attach(nullptr);
+    for (sim::Host* h : s.hosts) h->Attach(nullptr);
     s.node.reset();
     s.retired.push_back(std::move(s.mem));
     s.mem.clear();
@@ -161,7 +170,8 @@ class Pair {
 
  private:
   struct Side {
-    sim::Host* host = nullptr;
+    sim::Host* host = nullptr;      ///< plane 0
+    std::vector<sim::Host*> hosts;  ///< a port per plane
     transport::EngineConfig cfg;
     std::unique_ptr<SimNode> node;
     uint32_t pd = 0, cq = 0, qpn = 0;
@@ -172,7 +182,7 @@ class Pair {
 
   void Start(int i) {
     Side& s = side_[i];
-    s.node = std::make_unique<SimNode>(s.host, s.cfg);
+    s.node = std::make_unique<SimNode>(s.hosts, s.cfg);
     transport::Engine& e = s.node->engine();
     s.pd = *e.AllocPd();
     s.cq = *e.CreateCq(1 << 16);

@@ -335,7 +335,47 @@ TEST(Layout, NakResendAndConnRetry) {
                            0, 0, 0x01, 0, 0, 0, 0, 0}));           // stream_window, reserved
 }
 
+TEST(Layout, ConnAcceptWithPlanes) {
+  Packet c;
+  c.type = PacketType::kConnAccept;
+  c.dst_conn_id = 7;
+  c.conn = {.src_conn_id = 9, .nonce = 1, .min_version = 1, .max_version = 1, .num_paths = 8,
+            .max_payload = 4096, .capabilities = caps::kPlanes, .udp_port = 4792,
+            .incarnation = 2, .stream_window = 0x100, .num_planes = 2};
+  c.conn.planes[0] = IpAddr::V4(198, 51, 100, 7);
+  c.conn.planes[1] = IpAddr::V4(203, 0, 113, 7);
+  ExpectLayout(c, WithCrc({0x01, 0x31, 0, 0, 0, 0, 0, 7, 0, 0, 0, 0x20,  // payload_len 32
+                           0, 0, 0, 9, 0, 0, 0, 1, 1, 1, 0, 0,
+                           0x00, 0x08, 0x10, 0x00,                 // num_paths, max_payload
+                           0, 0, 0, 1, 0x12, 0xb8, 0, 0,           // capabilities: PLANES
+                           0, 0, 0, 0, 0, 0, 0, 2,                 // incarnation
+                           0, 0, 0, 0, 0, 0, 0, 0,                 // cookie
+                           0, 0, 0x01, 0, 0, 0, 0, 0,              // stream_window, reserved
+                           0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 198, 51, 100, 7,  // plane 1
+                           0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 203, 0, 113, 7}));  // plane 2
+}
+
 // clang-format on
+
+TEST(Codec, PlaneAddressesRoundTripInBothFamilies) {
+  for (const char* name : {"v4_conn_accept_planes", "v6_conn_accept_planes"}) {
+    SCOPED_TRACE(name);
+    Packet in = Sample(name).Get();
+    in.conn.num_planes = kMaxPlanes - 1;
+    for (size_t i = 1; i < in.conn.planes.size(); i++) {
+      in.conn.planes[i] = in.conn.planes[0];
+      in.conn.planes[i].bytes[in.conn.planes[0].v6 ? 15 : 3] += static_cast<uint8_t>(i);
+    }
+    const auto bytes = Encode(in);
+    EXPECT_EQ(bytes.size(),
+              kCommonHeaderBytes + kConnBytes + (kMaxPlanes - 1) * kPlaneAddrBytes + kCrcBytes);
+    Packet out;
+    ASSERT_EQ(Parse(bytes, &out), ParseError::kOk);
+    EXPECT_TRUE(Equivalent(in, out));
+    EXPECT_EQ(out.conn.planes[6], in.conn.planes[6]);
+    EXPECT_TRUE(out.payload.empty());
+  }
+}
 
 // ---- Rejections --------------------------------------------------------------
 
@@ -797,6 +837,47 @@ TEST(Reject, ConnectionIncarnationCookieAndWindow) {
     Put32(b, kStreamWindowOff, 0);
     expect(b, ParseError::kOk, std::string(name) + " with stream_window 0");
   }
+}
+
+TEST(Reject, PlaneLists) {
+  auto expect = [](std::vector<uint8_t> b, ParseError e, const std::string& what) {
+    Reseal(b);
+    EXPECT_EQ(Parse(b), e) << what;
+  };
+  const auto planes = Encode(Sample("v4_conn_accept_planes").Get());
+  auto b = planes;
+  Put32(b, kC + 16, 0);
+  expect(b, ParseError::kBadConnParameters, "a plane list without the PLANES bit");
+  b = Encode(Sample("v4_conn_req").Get());
+  Put32(b, kC + 16, caps::kPlanes);
+  expect(b, ParseError::kBadConnParameters, "the PLANES bit without a list");
+  b = planes;
+  GrowRegion(b, 4);
+  EXPECT_EQ(Parse(b), ParseError::kBadConnParameters) << "a list of 20 bytes";
+  b = Encode(Sample("v4_conn_req").Get());
+  Put32(b, kC + 16, caps::kPlanes);
+  GrowRegion(b, kMaxPlanes * kPlaneAddrBytes, 1);
+  EXPECT_EQ(Parse(b), ParseError::kBadConnParameters) << "more than kMaxPlanes planes";
+  b = planes;
+  for (size_t i = 0; i < kPlaneAddrBytes; i++) b[kC + kConnBytes + i] = 0;
+  expect(b, ParseError::kBadConnParameters, "an unspecified plane address");
+  b = planes;
+  b[kC + kConnBytes + 10] = 0;  // no longer IPv4-mapped: an IPv6 address
+  Packet out;
+  Reseal(b);
+  ASSERT_EQ(Parse(b, &out), ParseError::kOk);
+  EXPECT_TRUE(out.conn.planes[0].v6);
+  for (const char* name : {"v4_conn_retry", "v4_conn_reject", "v4_conn_close"}) {
+    b = Encode(Sample(name).Get());
+    GrowRegion(b, kPlaneAddrBytes, 1);
+    EXPECT_EQ(Parse(b), ParseError::kPayloadNotAllowed) << name << " with a plane list";
+  }
+  // The encoder holds to the same rules.
+  Packet p = Sample("v4_conn_close").Get();
+  p.conn.num_planes = 1;
+  p.conn.planes[0] = IpAddr::V4(10, 0, 0, 1);
+  std::vector<uint8_t> buf(256);
+  EXPECT_FALSE(EncodeDatagram(p, buf).ok());
 }
 
 TEST(Reject, ConnRetryFields) {

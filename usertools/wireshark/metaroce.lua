@@ -112,6 +112,9 @@ local TYPE_CLASS = {
 local DATA_HDR_BYTES = 32
 local NAK_BYTES = 24
 local CONN_BYTES = 48
+local PLANE_ADDR_BYTES = 16
+local MAX_PLANES = 8
+local CAP_PLANES = 0x00000001
 local TYPE_HDR_BYTES = {
     [0x01] = 44, [0x02] = 52, [0x03] = 36, [0x04] = 40, [0x05] = 44,
     [0x06] = 32, [0x07] = 60, [0x08] = 60, [0x09] = 40,
@@ -241,6 +244,7 @@ local f = {
     conn_cookie = ProtoField.uint64("metaroce.conn.cookie", "Cookie", base.HEX),
     conn_stream_window = ProtoField.uint32("metaroce.conn.stream_window",
         "Stream window (messages)", base.DEC),
+    conn_plane = ProtoField.bytes("metaroce.conn.plane", "Plane address"),
 
     reserved = ProtoField.bytes("metaroce.reserved", "Reserved"),
     payload = ProtoField.bytes("metaroce.payload", "Payload"),
@@ -677,7 +681,7 @@ local function dissect_conn(rd, tvb, tree, ctx)
     rd:reserved(t, 1)
     local _, paths = rd:uint(t, f.conn_num_paths, 2)
     local _, max_payload = rd:uint(t, f.conn_max_payload, 2)
-    rd:uint(t, f.conn_capabilities, 4)
+    local caps_item, caps = rd:uint(t, f.conn_capabilities, 4)
     rd:uint(t, f.conn_udp_port, 2)
     rd:reserved(t, 2)
     local inc_item, incarnation = rd:uint64(t, f.conn_incarnation)
@@ -716,6 +720,40 @@ local function dissect_conn(rd, tvb, tree, ctx)
     end
     if incarnation ~= nil and incarnation:tonumber() == 0 then
         inc_item:add_proto_expert_info(ef.bad_value, "incarnation must not be 0")
+    end
+    -- Extension of CONN_REQ / CONN_ACCEPT: the sender's planes 1..P-1 (IPv6 or IPv4-mapped).
+    local region = ctx.region
+    if opening and caps ~= nil and region > 0 then
+        ctx.extension_shown = true
+        local listed = bit32.band(caps, CAP_PLANES) ~= 0
+        if not listed then
+            caps_item:add_proto_expert_info(ef.bad_value,
+                "a plane list needs the PLANES capability bit")
+        end
+        if region % PLANE_ADDR_BYTES ~= 0 or region > (MAX_PLANES - 1) * PLANE_ADDR_BYTES then
+            tree:add_proto_expert_info(ef.bad_value, string.format(
+                "a plane list is 16 bytes per plane, at most %d planes: %d bytes", MAX_PLANES - 1,
+                region))
+        end
+        local ext = new_reader(tvb, rd.off, rd.off + region)
+        local shown = {}
+        for i = 1, math.floor(region / PLANE_ADDR_BYTES) do
+            local item, r = ext:add(tree, f.conn_plane, PLANE_ADDR_BYTES)
+            if item == nil then
+                break
+            end
+            local text
+            if r(0, 10):bytes():tohex() == "00000000000000000000" and r(10, 2):uint() == 0xffff then
+                text = tostring(r(12, 4):ipv4())
+            else
+                text = tostring(r:ipv6())
+            end
+            item:append_text(string.format(" (plane %d: %s)", i, text))
+            shown[#shown + 1] = text
+        end
+        info[#info + 1] = "planes=" .. table.concat(shown, ",")
+    elseif opening and caps ~= nil and bit32.band(caps, CAP_PLANES) ~= 0 then
+        caps_item:add_proto_expert_info(ef.bad_value, "the PLANES capability bit needs a plane list")
     end
     if cookie ~= nil then
         local zero = cookie:tonumber() == 0
@@ -865,7 +903,8 @@ local function dissect(tvb, pinfo, root)
     end
 
     -- The ACK extension is the payload region of an ACK (dissect_ack shows it).
-    if have_crc and TYPE_CLASS[ptype] ~= CLASS_ACK and ctx.region > 0 and cap > fixed then
+    if have_crc and TYPE_CLASS[ptype] ~= CLASS_ACK and not ctx.extension_shown and ctx.region > 0
+        and cap > fixed then
         local avail = math.min(ctx.region, cap - fixed)
         local item = root:add(f.payload, tvb(fixed, avail))
         local cls = TYPE_CLASS[ptype]

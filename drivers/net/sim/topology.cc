@@ -10,12 +10,17 @@ namespace {
 
 constexpr uint64_t kBps100G = 100 * kBpsPerGbps;
 
-HostConfig LeafHostConfig(uint32_t leaf, uint32_t h, uint32_t tx_queue_frames) {
+// Plane 0 keeps the names of a single-plane fabric; plane p > 0 prefixes "plane<p>-".
+std::string PlanePrefix(uint32_t plane) {
+  return plane == 0 ? std::string() : absl::StrCat("plane", plane, "-");
+}
+
+HostConfig LeafHostConfig(uint32_t leaf, uint32_t h, uint32_t tx_queue_frames, uint32_t plane = 0) {
   HostConfig c;
-  c.name = absl::StrCat("leaf", leaf, "-host", h);
-  c.mac = LeafHostMac(leaf, h);
-  c.ipv4 = LeafHostIpv4(leaf, h);
-  c.ipv6 = LeafHostIpv6(leaf, h);
+  c.name = absl::StrCat(PlanePrefix(plane), "leaf", leaf, "-host", h);
+  c.mac = LeafHostMac(leaf, h, plane);
+  c.ipv4 = LeafHostIpv4(leaf, h, plane);
+  c.ipv6 = LeafHostIpv6(leaf, h, plane);
   c.tx_queue_frames = tx_queue_frames;
   return c;
 }
@@ -26,12 +31,15 @@ absl::Status Prefix(const char* what, const absl::Status& s) {
 
 }  // namespace
 
-wire::IpAddr LeafHostIpv4(uint32_t leaf, uint32_t host) {
-  return wire::IpAddr::V4(10, 0, static_cast<uint8_t>(leaf), static_cast<uint8_t>(host + 1));
+wire::IpAddr LeafHostIpv4(uint32_t leaf, uint32_t host, uint32_t plane) {
+  return wire::IpAddr::V4(10, static_cast<uint8_t>(plane), static_cast<uint8_t>(leaf),
+                          static_cast<uint8_t>(host + 1));
 }
 
-wire::IpAddr LeafHostIpv6(uint32_t leaf, uint32_t host) {
+wire::IpAddr LeafHostIpv6(uint32_t leaf, uint32_t host, uint32_t plane) {
   std::array<uint8_t, 16> b{0xfd, 0x00};
+  b[10] = static_cast<uint8_t>(plane >> 8);
+  b[11] = static_cast<uint8_t>(plane);
   b[12] = static_cast<uint8_t>(leaf >> 8);
   b[13] = static_cast<uint8_t>(leaf);
   b[14] = static_cast<uint8_t>((host + 1) >> 8);
@@ -39,10 +47,26 @@ wire::IpAddr LeafHostIpv6(uint32_t leaf, uint32_t host) {
   return wire::IpAddr::V6(b);
 }
 
-wire::MacAddr LeafHostMac(uint32_t leaf, uint32_t host) {
+wire::MacAddr LeafHostMac(uint32_t leaf, uint32_t host, uint32_t plane) {
   wire::MacAddr m;
-  m.bytes = {0x02, 0, 0, 0, static_cast<uint8_t>(leaf), static_cast<uint8_t>(host + 1)};
+  m.bytes = {0x02,
+             0,
+             static_cast<uint8_t>(plane),
+             0,
+             static_cast<uint8_t>(leaf),
+             static_cast<uint8_t>(host + 1)};
   return m;
+}
+
+std::vector<LinkId> Topology::PlaneLinks(uint32_t plane) const {
+  std::vector<LinkId> v;
+  const size_t per_plane_hosts = host_links.size() / planes;
+  const size_t per_plane_fabric = fabric_links.size() / planes;
+  v.insert(v.end(), host_links.begin() + plane * per_plane_hosts,
+           host_links.begin() + (plane + 1) * per_plane_hosts);
+  v.insert(v.end(), fabric_links.begin() + plane * per_plane_fabric,
+           fabric_links.begin() + (plane + 1) * per_plane_fabric);
+  return v;
 }
 
 uint64_t ScaledEcnThreshold(uint64_t bytes_per_100g, uint64_t rate_bps) {
@@ -67,7 +91,16 @@ absl::StatusOr<Topology> BuildBackToBack(Fabric& fabric, const BackToBackConfig&
   return t;
 }
 
+// Adds plane @p plane's switches, hosts and links to @p out.
+absl::Status AddPlane(Fabric& fabric, const LeafSpineConfig& c, SwitchConfig sc, uint32_t plane,
+                      Topology* out);
+
 absl::StatusOr<Topology> BuildLeafSpine(Fabric& fabric, const LeafSpineConfig& c) {
+  if (c.planes == 0 || c.planes > kMaxSimPlanes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("LeafSpineConfig.planes is ", c.planes, ": set 1..", kMaxSimPlanes,
+                     " (host addresses are 10.<plane>.<leaf>.<host+1>)"));
+  }
   if (c.leaves == 0 || c.leaves > kMaxLeaves) {
     return absl::InvalidArgumentError(absl::StrCat("LeafSpineConfig.leaves is ", c.leaves,
                                                    ": set 1..", kMaxLeaves,
@@ -93,14 +126,26 @@ absl::StatusOr<Topology> BuildLeafSpine(Fabric& fabric, const LeafSpineConfig& c
 
   Topology t;
   t.hosts_per_leaf = c.hosts_per_leaf;
+  t.planes = c.planes;
+  for (uint32_t plane = 0; plane < c.planes; plane++) {
+    if (auto s = AddPlane(fabric, c, sc, plane, &t); !s.ok()) return s;
+  }
+  return t;
+}
+
+absl::Status AddPlane(Fabric& fabric, const LeafSpineConfig& c, SwitchConfig sc, uint32_t plane,
+                      Topology* out) {
+  Topology& t = *out;
+  const size_t leaf0 = t.leaves.size();
+  const size_t spine0 = t.spines.size();
   for (uint32_t l = 0; l < c.leaves; l++) {
-    sc.name = absl::StrCat("leaf", l);
+    sc.name = absl::StrCat(PlanePrefix(plane), "leaf", l);
     auto id = fabric.AddSwitch(sc);
     if (!id.ok()) return id.status();
     t.leaves.push_back(*id);
   }
   for (uint32_t s = 0; s < c.spines; s++) {
-    sc.name = absl::StrCat("spine", s);
+    sc.name = absl::StrCat(PlanePrefix(plane), "spine", s);
     auto id = fabric.AddSwitch(sc);
     if (!id.ok()) return id.status();
     t.spines.push_back(*id);
@@ -113,11 +158,11 @@ absl::StatusOr<Topology> BuildLeafSpine(Fabric& fabric, const LeafSpineConfig& c
   };
   for (uint32_t l = 0; l < c.leaves; l++) {
     for (uint32_t h = 0; h < c.hosts_per_leaf; h++) {
-      auto host = fabric.AddHost(LeafHostConfig(l, h, c.host_tx_queue_frames));
+      auto host = fabric.AddHost(LeafHostConfig(l, h, c.host_tx_queue_frames, plane));
       if (!host.ok()) return host.status();
       t.hosts.push_back(*host);
-      auto link = fabric.Connect(NodeRef::OfHost((*host)->id()), NodeRef::OfSwitch(t.leaves[l]),
-                                 c.host_link);
+      auto link = fabric.Connect(NodeRef::OfHost((*host)->id()),
+                                 NodeRef::OfSwitch(t.leaves[leaf0 + l]), c.host_link);
       if (!link.ok()) return link.status();
       t.host_links.push_back(*link);
       if (auto s = set_ecn(fabric.link(*link).port_b, c.host_link.rate_bps); !s.ok()) return s;
@@ -125,8 +170,8 @@ absl::StatusOr<Topology> BuildLeafSpine(Fabric& fabric, const LeafSpineConfig& c
   }
   for (uint32_t l = 0; l < c.leaves; l++) {
     for (uint32_t s = 0; s < c.spines; s++) {
-      auto link = fabric.Connect(NodeRef::OfSwitch(t.leaves[l]), NodeRef::OfSwitch(t.spines[s]),
-                                 c.fabric_link);
+      auto link = fabric.Connect(NodeRef::OfSwitch(t.leaves[leaf0 + l]),
+                                 NodeRef::OfSwitch(t.spines[spine0 + s]), c.fabric_link);
       if (!link.ok()) return link.status();
       t.fabric_links.push_back(*link);
       const LinkInfo info = fabric.link(*link);
@@ -135,7 +180,7 @@ absl::StatusOr<Topology> BuildLeafSpine(Fabric& fabric, const LeafSpineConfig& c
       }
     }
   }
-  return t;
+  return absl::OkStatus();
 }
 
 }  // namespace metaroce::sim

@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The metaroce authors
+ */
+
+// Planes, driven by hand: what the handshake says, which paths may carry data
+// before their plane is proven, what a peer may (not) make the engine send
+// where, and configuration errors.
+
+#include "engine_unit_fixture.h"
+
+namespace metaroce::transport::unit {
+namespace {
+
+wire::IpAddr LocalPlane1() { return wire::IpAddr::V4(10, 1, 0, 1); }
+wire::IpAddr PeerPlane1() { return wire::IpAddr::V4(10, 1, 0, 2); }
+
+class Planes : public EngineUnitTest {
+ protected:
+  /** An engine of two planes (two paths) connected to a peer that has @p peer_planes. */
+  void Open(bool peer_has_planes) {
+    EngineConfig cfg = BaseConfig();
+    cfg.num_paths = 2;
+    cfg.extra_planes = {PlaneAddr{LocalPlane1(), LocalMac()}};
+    cfg_ = cfg;
+    auto e = Engine::Create(cfg, &mem_);
+    ASSERT_TRUE(e.ok()) << e.status();
+    eng_ = std::move(*e);
+    pd_ = *eng_->AllocPd();
+    scq_ = rcq_ = *eng_->CreateCq(1024);
+    QpAttr qa;
+    qa.pd = pd_;
+    qa.send_cq = qa.recv_cq = scq_;
+    qpn_ = *eng_->CreateQp(qa);
+    region_.assign(kMemBytes, 0);
+    mr_ = *eng_->RegMr(pd_, Addr(0), kMemBytes, access::kAll);
+    only_to_peer_ = false;
+    ASSERT_TRUE(
+        eng_->ConnectQp(qpn_, PeerAddr{PeerIp(), PeerMac(), wire::kDefaultUdpPort}, kPeerQpn).ok());
+    std::vector<Packet> out = Drain(now_);
+    ASSERT_EQ(out.size(), 1u);
+    req_ = out[0];
+    eng_conn_ = req_.conn.src_conn_id;
+    Packet acc = PeerReq(kPeerConnId, kPeerIncarnation, wire::kDefaultUdpPort, req_.conn.nonce);
+    acc.type = PacketType::kConnAccept;
+    acc.dst_conn_id = eng_conn_;
+    acc.conn.num_paths = 2;
+    if (peer_has_planes) {
+      acc.conn.capabilities = wire::caps::kPlanes;
+      acc.conn.num_planes = 1;
+      acc.conn.planes[0] = PeerPlane1();
+    }
+    Feed(acc);
+  }
+
+  /** Posts a WRITE of @p chunks chunks and returns the data packets sent, with their frames. */
+  std::vector<Packet> WriteChunks(uint32_t chunks, std::vector<wire::FrameInfo>* infos) {
+    PostWrite(1, chunks * kPayload);
+    std::vector<wire::FrameInfo> all;
+    std::vector<Packet> out = Drain(now_, &all);
+    std::vector<Packet> data;
+    for (size_t i = 0; i < out.size(); i++) {
+      if (wire::ClassOf(out[i].type) != wire::PacketClass::kData) continue;
+      data.push_back(out[i]);
+      infos->push_back(all[i]);
+    }
+    return data;
+  }
+
+  Packet req_;
+};
+
+TEST_F(Planes, TheHandshakeNamesThePlanesAndPlaneOneIsProbedBeforeItCarriesData) {
+  Open(true);
+  EXPECT_EQ(req_.conn.capabilities & wire::caps::kPlanes, wire::caps::kPlanes);
+  ASSERT_EQ(req_.conn.num_planes, 1u);
+  EXPECT_EQ(req_.conn.planes[0], LocalPlane1());
+  // Path 1 is on plane 1: probed from our plane-1 address to the peer's, with
+  // an unguessable number.
+  std::vector<wire::FrameInfo> infos;
+  std::vector<Packet> out = Drain(now_, &infos);
+  ASSERT_EQ(out.size(), 1u);
+  ASSERT_EQ(out[0].type, PacketType::kProbe);
+  EXPECT_EQ(out[0].path_id, 1u);
+  EXPECT_EQ(infos[0].src, LocalPlane1());
+  EXPECT_EQ(infos[0].dst, PeerPlane1());
+  const wire::ProbeBody probe = out[0].probe;
+  EXPECT_GT(probe.probe_seq, 16u);
+  const std::vector<ConnInfo> conns = eng_->GetConnections();
+  ASSERT_EQ(conns.size(), 1u);
+  ASSERT_EQ(conns[0].planes.size(), 2u);
+  EXPECT_TRUE(conns[0].planes[0].up);
+  EXPECT_FALSE(conns[0].planes[1].up);
+  EXPECT_EQ(conns[0].planes[1].peer_ip, PeerPlane1());
+  EXPECT_EQ(conns[0].paths[1].plane, 1u);
+
+  // Unproven, plane 1 carries nothing: every chunk goes on path 0.
+  infos.clear();
+  std::vector<Packet> data = WriteChunks(4, &infos);
+  ASSERT_EQ(data.size(), 4u);
+  for (size_t i = 0; i < data.size(); i++) {
+    EXPECT_EQ(data[i].path_id, 0u);
+    EXPECT_EQ(infos[i].src, LocalIp());
+    EXPECT_EQ(infos[i].dst, PeerIp());
+  }
+
+  // The reply from the peer's plane-1 address proves it: data is sprayed over both.
+  Packet reply;
+  reply.type = PacketType::kProbeReply;
+  reply.dst_conn_id = eng_conn_;
+  reply.path_id = 1;
+  reply.probe = probe;
+  Feed(reply, PeerPlane1());
+  EXPECT_TRUE(Path(1).active);
+  Feed(Ack(0, 4));
+  infos.clear();
+  data = WriteChunks(4, &infos);
+  ASSERT_EQ(data.size(), 4u);
+  int on_plane1 = 0;
+  for (size_t i = 0; i < data.size(); i++) {
+    if (data[i].path_id != 1) continue;
+    on_plane1++;
+    EXPECT_EQ(infos[i].src, LocalPlane1());
+    EXPECT_EQ(infos[i].dst, PeerPlane1());
+  }
+  EXPECT_EQ(on_plane1, 2);
+}
+
+TEST_F(Planes, APeerCannotProveAPlaneAddressItDoesNotReceiveAt) {
+  Open(true);
+  std::vector<Packet> out = Drain(now_);
+  ASSERT_EQ(out.size(), 1u);
+  Packet reply;
+  reply.type = PacketType::kProbeReply;
+  reply.dst_conn_id = eng_conn_;
+  reply.path_id = 1;
+  reply.probe = out[0].probe;
+  // The right number from the peer's plane-0 address: not where the probe went.
+  const uint64_t wrong_source = eng_->stats().rx_wrong_source;
+  Feed(reply, PeerIp());
+  EXPECT_EQ(eng_->stats().rx_wrong_source, wrong_source + 1);
+  EXPECT_FALSE(Path(1).active);
+  // Guessed numbers from the named address (a peer that aims us at a host
+  // that never saw the probe): the small sequential ones a plain counter
+  // would use, and the probe's neighbours in time.
+  for (uint32_t seq : {0u, 1u, 2u, 3u, out[0].probe.probe_seq + 1}) {
+    reply.probe.probe_seq = seq;
+    Feed(reply, PeerPlane1());
+  }
+  EXPECT_FALSE(Path(1).active);
+  // Nothing but probes ever goes to that address.
+  std::vector<wire::FrameInfo> infos;
+  PostWrite(1, 8 * kPayload);
+  std::vector<Packet> sent = Drain(now_ + 10'000'000, &infos);
+  ASSERT_FALSE(sent.empty());
+  for (size_t i = 0; i < sent.size(); i++) {
+    if (infos[i].dst == PeerPlane1()) {
+      EXPECT_EQ(sent[i].type, PacketType::kProbe);
+    }
+  }
+}
+
+TEST_F(Planes, APeerWithOnePlaneGetsEveryPathOnPlaneZero) {
+  Open(false);
+  std::vector<wire::FrameInfo> infos;
+  EXPECT_TRUE(Drain(now_, &infos).empty());  // nothing to prove
+  const std::vector<ConnInfo> conns = eng_->GetConnections();
+  ASSERT_EQ(conns[0].planes.size(), 1u);
+  for (const PathInfo& p : conns[0].paths) {
+    EXPECT_TRUE(p.active);
+    EXPECT_EQ(p.plane, 0u);
+  }
+  std::vector<Packet> data = WriteChunks(4, &infos);
+  ASSERT_EQ(data.size(), 4u);
+  for (const wire::FrameInfo& f : infos) {
+    EXPECT_EQ(f.src, LocalIp());
+    EXPECT_EQ(f.dst, PeerIp());
+  }
+}
+
+TEST_F(EngineUnitTest, AConnReqWithAnUnusablePlaneListIsRejected) {
+  Start(BaseConfig(), Open::kEngineInitiates);
+  only_to_peer_ = false;
+  const wire::IpAddr other = wire::IpAddr::V4(10, 0, 0, 9);
+  wire::IpAddr v6;
+  wire::IpAddr::Parse("fd00::9", &v6);
+  for (const wire::IpAddr& bad : {v6, other}) {
+    Packet req = PeerReq(0x77, 0x99);
+    req.conn.capabilities = wire::caps::kPlanes;
+    req.conn.num_planes = 2;
+    req.conn.planes[0] = bad;
+    req.conn.planes[1] = bad == other ? other : wire::IpAddr::V4(10, 0, 0, 3);
+    const uint64_t refused = eng_->stats().rx_conn_refused;
+    Feed(req, wire::IpAddr::V4(10, 0, 0, 3));
+    std::vector<Packet> out = Drain(now_);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].type, PacketType::kConnReject);
+    EXPECT_EQ(out[0].conn.reason, wire::ConnReason::kBadParameters);
+    EXPECT_EQ(eng_->stats().rx_conn_refused, refused + 1);
+  }
+  EXPECT_EQ(eng_->GetConnections().size(), 1u);  // nothing held for them
+}
+
+TEST(PlanesConfig, BadPlanesAreRefusedNamingTheField) {
+  ProcessMemory mem;
+  auto fails = [&](const EngineConfig& c, const char* what) {
+    auto e = Engine::Create(c, &mem);
+    ASSERT_FALSE(e.ok());
+    EXPECT_NE(e.status().message().find(what), std::string::npos) << e.status();
+  };
+  EngineConfig c = BaseConfig();
+  c.num_paths = 8;
+  wire::IpAddr v6;
+  wire::IpAddr::Parse("fd00::1", &v6);
+  c.extra_planes = {{v6, LocalMac()}};
+  fails(c, "extra_planes[0] (fd00::1) must be an IPv4 address");
+  c.extra_planes = {{LocalIp(), LocalMac()}};
+  fails(c, "repeats local_ip");
+  c.extra_planes = {{LocalPlane1(), LocalMac()}, {LocalPlane1(), LocalMac()}};
+  fails(c, "extra_planes[1] repeats extra_planes[0]");
+  c.extra_planes.assign(wire::kMaxPlanes, {LocalPlane1(), LocalMac()});
+  fails(c, "at most 7 planes");
+  c.extra_planes = {{LocalPlane1(), LocalMac()}};
+  c.num_paths = 1;
+  fails(c, "num_paths (1) must be at least the number of planes (2)");
+  c.num_paths = 2;
+  EXPECT_TRUE(Engine::Create(c, &mem).ok());
+}
+
+}  // namespace
+}  // namespace metaroce::transport::unit
