@@ -66,6 +66,8 @@ Dict FormatStats(const Snapshot& s, transport::TimeNs now) {
   d.AddU64("tail_loss_probes", st.tail_loss_probes);
   d.AddU64("path_failures", st.path_failures);
   d.AddU64("path_loss_failures", st.path_loss_failures);
+  d.AddU64("plane_failures", st.plane_failures);
+  d.AddU64("plane_recoveries", st.plane_recoveries);
   d.AddU64("cc_repaths", st.cc_repaths);
   d.AddU64("cc_delay_cuts", st.cc_delay_cuts);
   d.AddU64("conn_failures", st.conn_failures);
@@ -134,6 +136,9 @@ Dict FormatConns(const Snapshot& s, size_t first) {
     e.AddU64("paths", c.paths.size());
     e.AddU64("paths_active", active);
     e.AddU64("peer_paths", c.peer_paths);
+    e.AddU64("planes", c.planes.size());
+    e.AddU64("planes_up", std::count_if(c.planes.begin(), c.planes.end(),
+                                        [](const transport::PlaneInfo& p) { return p.up; }));
     e.AddU64("chunk_bytes", c.chunk_bytes);
     e.AddU64("srtt_ns", srtt_n != 0 ? srtt_sum / srtt_n : 0);
     e.AddU64("srtt_min_ns", srtt_min);
@@ -181,6 +186,7 @@ absl::StatusOr<Dict> FormatPaths(const Snapshot& s, uint32_t conn_id, size_t fir
     const PathInfo& p = c.paths[i];
     Dict& e = paths.AddDict(absl::StrCat(p.path_id));
     e.AddU64("src_port", p.src_port);
+    e.AddU64("plane", p.plane);
     e.AddU64("active", p.active ? 1 : 0);
     e.AddU64("srtt_ns", p.srtt_ns);
     e.AddU64("rto_ns", p.rto_ns);

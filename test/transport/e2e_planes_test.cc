@@ -151,17 +151,24 @@ TEST(Planes, APlaneThatComesBackIsProbedAndUsedAgain) {
   dark.blackhole_at_ps = 200 * sim::kPsPerUs;
   SetPlaneFaults(f, 1, dark);
   bool repaired = false;
+  sim::SimTime repaired_at = 0, back_at = 0;
   std::vector<uint64_t> at_repair;
   ASSERT_TRUE(Stream(f, 2048, 500 * sim::kPsPerMs, [&] {
     if (!repaired && f.E(0).stats().plane_failures != 0) {
       SetPlaneFaults(f, 1, sim::FaultConfig{});
       repaired = true;
+      repaired_at = f.fabric().Now();
       at_repair = PlaneTx(f);
     }
+    if (repaired && back_at == 0 && f.E(0).stats().plane_recoveries != 0)
+      back_at = f.fabric().Now();
   }));
+  std::printf("plane 1 repaired at %.0f us, back at %.0f us\n", repaired_at / 1e6, back_at / 1e6);
   ExpectDelivered(f);
   ASSERT_TRUE(repaired);
   EXPECT_EQ(f.E(0).stats().plane_recoveries, 1u);
+  // Its paths' probes had not backed off yet: back within a few probe intervals.
+  EXPECT_LT(back_at - repaired_at, 5 * config::kPathProbeIntervalNs * sim::kPsPerNs);
   const ConnInfo c = f.E(0).GetConnections()[0];
   EXPECT_TRUE(c.planes[1].up);
   EXPECT_EQ(c.planes[1].active_paths, 4u);
