@@ -6,7 +6,12 @@
 // before their plane is proven, what a peer may (not) make the engine send
 // where, and configuration errors.
 
+#include <cerrno>
+
 #include "engine_unit_fixture.h"
+#include "mr_ext.h"
+
+extern "C" int mr_ext_c_planes_up(const struct mr_engine* engine, uint32_t conn_id);
 
 namespace metaroce::transport::unit {
 namespace {
@@ -157,6 +162,60 @@ TEST_F(Planes, APeerCannotProveAPlaneAddressItDoesNotReceiveAt) {
       EXPECT_EQ(sent[i].type, PacketType::kProbe);
     }
   }
+}
+
+TEST_F(Planes, TheCExtensionApiShowsPlanesAndPaths) {
+  Open(true);
+  const mr_engine* e = mr_ext_engine(*eng_);
+  mr_ext_conn conns[2];
+  ASSERT_EQ(mr_ext_query_conns(e, conns, 2, sizeof(conns[0])), 1u);
+  EXPECT_EQ(conns[0].conn_id, eng_conn_);
+  EXPECT_EQ(conns[0].state, MR_EXT_CONN_UP);
+  EXPECT_EQ(conns[0].planes, 2u);
+  EXPECT_EQ(conns[0].planes_up, 1u);
+  EXPECT_EQ(conns[0].paths, 2u);
+  EXPECT_EQ(conns[0].paths_active, 1u);
+  EXPECT_EQ(conns[0].peer.family, 4u);
+  EXPECT_EQ(conns[0].peer.bytes[3], PeerIp().bytes[3]);
+  EXPECT_EQ(mr_ext_c_planes_up(e, eng_conn_), 1);  // from C
+  // Plane 1 proven: both up.
+  std::vector<Packet> out = Drain(now_);
+  ASSERT_EQ(out.size(), 1u);
+  Packet reply;
+  reply.type = PacketType::kProbeReply;
+  reply.dst_conn_id = eng_conn_;
+  reply.path_id = 1;
+  reply.probe = out[0].probe;
+  Feed(reply, PeerPlane1());
+  EXPECT_EQ(mr_ext_c_planes_up(e, eng_conn_), 2);
+  mr_ext_plane planes[MR_EXT_MAX_PLANES];
+  size_t total = 0;
+  ASSERT_EQ(mr_ext_query_planes(e, eng_conn_, planes, MR_EXT_MAX_PLANES, sizeof(planes[0]), &total),
+            0);
+  ASSERT_EQ(total, 2u);
+  EXPECT_EQ(planes[1].plane, 1u);
+  EXPECT_EQ(planes[1].peer.bytes[1], PeerPlane1().bytes[1]);
+  EXPECT_EQ(planes[1].local.bytes[1], LocalPlane1().bytes[1]);
+  EXPECT_EQ(planes[1].paths_active, 1u);
+  // Paths, and an older caller's smaller struct: only its prefix is written.
+  mr_ext_path paths[2];
+  std::memset(paths, 0xee, sizeof(paths));
+  const size_t old_size = offsetof(mr_ext_path, srtt_ns);
+  ASSERT_EQ(mr_ext_query_paths(e, eng_conn_, paths, 1, old_size, &total), 0);
+  EXPECT_EQ(total, 2u);
+  EXPECT_EQ(paths[0].path_id, 0u);
+  EXPECT_EQ(paths[0].plane, 0u);
+  EXPECT_EQ(paths[0].active, 1u);
+  const uint8_t* raw = reinterpret_cast<const uint8_t*>(paths);
+  EXPECT_EQ(raw[old_size], 0xee);
+  ASSERT_EQ(mr_ext_query_paths(e, eng_conn_, paths, 2, sizeof(paths[0]), &total), 0);
+  EXPECT_EQ(paths[1].plane, 1u);
+  EXPECT_EQ(paths[1].active, 1u);
+  // Errors.
+  EXPECT_EQ(mr_ext_c_planes_up(e, eng_conn_ + 1), -ENOENT);
+  EXPECT_EQ(mr_ext_query_paths(e, eng_conn_, nullptr, 1, sizeof(paths[0]), &total), -EINVAL);
+  EXPECT_EQ(mr_ext_query_paths(nullptr, eng_conn_, paths, 1, sizeof(paths[0]), &total), -EINVAL);
+  EXPECT_EQ(mr_ext_query_paths(e, eng_conn_, paths, 1, sizeof(paths[0]), nullptr), -EINVAL);
 }
 
 TEST_F(Planes, APeerWithOnePlaneGetsEveryPathOnPlaneZero) {

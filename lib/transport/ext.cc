@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The metaroce authors
+ */
+
+// The C extension API (mr_ext.h) over Engine::GetConnections().
+
+#include "mr_ext.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "mr_engine.h"
+
+namespace metaroce::transport {
+namespace {
+
+static_assert(MR_EXT_MAX_PLANES == wire::kMaxPlanes);
+
+const Engine& EngineOf(const mr_engine* e) { return *reinterpret_cast<const Engine*>(e); }
+
+mr_ext_addr AddrOf(const wire::IpAddr& a) {
+  mr_ext_addr out{};
+  out.family = a.v6 ? 6 : 4;
+  std::memcpy(out.bytes, a.bytes.data(), a.v6 ? 16 : 4);
+  return out;
+}
+
+// Writes what the caller's struct has room for: an older caller's smaller struct gets a prefix.
+template <typename T>
+void Put(const T& v, void* out, size_t i, size_t elem_size) {
+  std::memcpy(static_cast<uint8_t*>(out) + i * elem_size, &v, std::min(elem_size, sizeof(T)));
+}
+
+const ConnInfo* Find(const std::vector<ConnInfo>& conns, uint32_t id) {
+  auto it = std::find_if(conns.begin(), conns.end(),
+                         [id](const ConnInfo& c) { return c.conn_id == id; });
+  return it == conns.end() ? nullptr : &*it;
+}
+
+// The common checks and lookup of the per-connection queries.
+int Lookup(const mr_engine* engine, uint32_t conn_id, const void* out, size_t max,
+           size_t elem_size, size_t* total, std::vector<ConnInfo>* conns, const ConnInfo** c) {
+  if (engine == nullptr || total == nullptr || (out == nullptr && max != 0) || elem_size == 0) {
+    return -EINVAL;
+  }
+  *conns = EngineOf(engine).GetConnections();
+  *c = Find(*conns, conn_id);
+  return *c == nullptr ? -ENOENT : 0;
+}
+
+}  // namespace
+}  // namespace metaroce::transport
+
+using namespace metaroce::transport;
+
+extern "C" size_t mr_ext_query_conns(const mr_engine* engine, mr_ext_conn* out, size_t max,
+                                     size_t elem_size) {
+  if (engine == nullptr) return 0;
+  const std::vector<ConnInfo> conns = EngineOf(engine).GetConnections();
+  if (out == nullptr || elem_size == 0) return conns.size();
+  for (size_t i = 0; i < std::min(max, conns.size()); i++) {
+    const ConnInfo& c = conns[i];
+    mr_ext_conn e{};
+    e.conn_id = c.conn_id;
+    e.remote_conn_id = c.remote_conn_id;
+    e.peer = AddrOf(c.peer.ip);
+    e.peer_udp_port = c.peer.udp_port;
+    e.state = c.state == ConnInfo::State::kUp       ? MR_EXT_CONN_UP
+              : c.state == ConnInfo::State::kFailed ? MR_EXT_CONN_FAILED
+                                                    : MR_EXT_CONN_CONNECTING;
+    e.planes = static_cast<uint8_t>(c.planes.size());
+    for (const PlaneInfo& p : c.planes) e.planes_up += p.up;
+    e.paths = static_cast<uint32_t>(c.paths.size());
+    for (const PathInfo& p : c.paths) e.paths_active += p.active;
+    e.qps = c.num_qps;
+    e.rate_hint_mbps = c.rate_hint_mbps;
+    e.peer_hint_mbps = c.peer_hint_mbps;
+    e.tx_pkts = c.tx_pkts;
+    e.rx_pkts = c.rx_pkts;
+    e.retx_pkts = c.retx_pkts;
+    e.lost_pkts = c.lost_pkts;
+    Put(e, out, i, elem_size);
+  }
+  return conns.size();
+}
+
+extern "C" int mr_ext_query_planes(const mr_engine* engine, uint32_t conn_id, mr_ext_plane* out,
+                                   size_t max, size_t elem_size, size_t* total) {
+  std::vector<ConnInfo> conns;
+  const ConnInfo* c = nullptr;
+  if (int rc = Lookup(engine, conn_id, out, max, elem_size, total, &conns, &c); rc != 0) return rc;
+  *total = c->planes.size();
+  for (size_t i = 0; i < std::min(max, c->planes.size()); i++) {
+    const PlaneInfo& p = c->planes[i];
+    mr_ext_plane e{};
+    e.plane = p.plane;
+    e.local = AddrOf(p.local_ip);
+    e.peer = AddrOf(p.peer_ip);
+    e.up = p.up;
+    e.paths = p.paths;
+    e.paths_active = p.active_paths;
+    e.failures = p.failures;
+    e.tx_pkts = p.tx_pkts;
+    e.retx_pkts = p.retx_pkts;
+    Put(e, out, i, elem_size);
+  }
+  return 0;
+}
+
+extern "C" int mr_ext_query_paths(const mr_engine* engine, uint32_t conn_id, mr_ext_path* out,
+                                  size_t max, size_t elem_size, size_t* total) {
+  std::vector<ConnInfo> conns;
+  const ConnInfo* c = nullptr;
+  if (int rc = Lookup(engine, conn_id, out, max, elem_size, total, &conns, &c); rc != 0) return rc;
+  *total = c->paths.size();
+  for (size_t i = 0; i < std::min(max, c->paths.size()); i++) {
+    const PathInfo& p = c->paths[i];
+    mr_ext_path e{};
+    e.path_id = p.path_id;
+    e.plane = p.plane;
+    e.src_port = p.src_port;
+    e.active = p.active;
+    e.srtt_ns = p.srtt_ns;
+    e.rto_ns = p.rto_ns;
+    e.cwnd_bytes = p.cwnd_bytes;
+    e.inflight_bytes = p.inflight_bytes;
+    e.tx_pkts = p.tx_pkts;
+    e.retx_pkts = p.retx_pkts;
+    e.lost_pkts = p.lost_pkts;
+    e.ce_pkts = p.ce_pkts;
+    e.failures = p.failures;
+    e.repaths = p.repaths;
+    Put(e, out, i, elem_size);
+  }
+  return 0;
+}
