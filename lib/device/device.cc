@@ -13,23 +13,39 @@
 
 namespace metaroce {
 
+namespace {
+
+absl::StatusOr<std::unique_ptr<port::Port>> OpenWithFaults(const std::string& spec,
+                                                           const std::string& faults) {
+  auto port = port::OpenPort(spec);
+  if (!port.ok() || faults.empty()) return port;
+  return port::WithFaults(std::move(*port), faults);
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<Device>> Device::Open(const DeviceConfig& cfg) {
-  auto port = port::OpenPort(cfg.port);
-  if (!port.ok()) return port.status();
-  std::unique_ptr<port::Port> p = std::move(*port);
-  if (!cfg.faults.empty()) {
-    auto faulty = port::WithFaults(std::move(p), cfg.faults);
-    if (!faulty.ok()) return faulty.status();
-    p = std::move(*faulty);
-  }
   std::unique_ptr<Device> d(new Device());
-  const port::PortInfo& info = p->info();
+  std::vector<const port::PortInfo*> infos;
+  for (size_t k = 0; k <= cfg.planes.size(); k++) {
+    auto p = k == 0 ? OpenWithFaults(cfg.port, cfg.faults)
+                    : OpenWithFaults(cfg.planes[k - 1].port, cfg.planes[k - 1].faults);
+    if (!p.ok()) {
+      if (k == 0) return p.status();
+      return absl::Status(p.status().code(),
+                          absl::StrCat("plane ", k, " port: ", p.status().message()));
+    }
+    d->ports_.push_back(std::move(*p));
+    d->port_ptrs_.push_back(d->ports_.back().get());
+    infos.push_back(&d->ports_.back()->info());
+  }
+  const port::PortInfo& info = *infos[0];
   absl::StatusOr<transport::EngineConfig> ec =
       port::EngineConfigFor(cfg.engine, info, info.udp_port);
   if (!ec.ok()) return ec.status();
+  if (auto st = port::AddPlanes(infos, &*ec); !st.ok()) return st;
   auto engine = transport::Engine::Create(*ec, &d->mem_);
   if (!engine.ok()) return engine.status();
-  d->port_ = std::move(p);
   d->engine_ = std::move(*engine);
   d->pacer_ = port::TxPacer(cfg.pace_bytes_per_sec);
   d->name_ = !cfg.name.empty()
@@ -39,8 +55,9 @@ absl::StatusOr<std::unique_ptr<Device>> Device::Open(const DeviceConfig& cfg) {
                        info.ip.v6 ? absl::StrCat("[", info.ip.ToString(), "]") : info.ip.ToString(),
                        ":", info.udp_port);
   if (cfg.telemetry) d->publisher_ = telemetry::Publisher::Create(d->name_);
-  MR_LOG(INFO, "device %s: %s port open, %u-byte payloads, %u paths; telemetry engine %lld",
-         d->name_.c_str(), info.driver.c_str(), ec->max_payload, ec->num_paths,
+  MR_LOG(INFO,
+         "device %s: %s port open, %zu plane(s), %u-byte payloads, %u paths; telemetry engine %lld",
+         d->name_.c_str(), info.driver.c_str(), d->ports_.size(), ec->max_payload, ec->num_paths,
          static_cast<long long>(d->telemetry_index()));
   return d;
 }
@@ -52,7 +69,7 @@ int64_t Device::telemetry_index() const {
 }
 
 void Device::Publish(transport::TimeNs now) {
-  const port::PortStats ps = port_->stats();
+  const port::PortStats ps = ports_[0]->stats();
   std::vector<telemetry::Event> events;
   publisher_->Publish(now, *engine_, &ps, &events);
   for (const telemetry::Event& e : events) log::Write(e.level, "device %s", e.text.c_str());
@@ -65,29 +82,33 @@ transport::TimeNs Device::Now() const {
 }
 
 transport::PeerAddr Device::address() const {
-  const port::PortInfo& info = port_->info();
+  const port::PortInfo& info = ports_[0]->info();
   return transport::PeerAddr{info.ip, info.mac, info.udp_port};
 }
 
 size_t Device::Poll() {
   size_t work = 0;
   transport::TimeNs now = Now();
-  const bool frames = port_->info().framing == transport::Framing::kEthernet;
-  for (int b = port::RxBurstsFor(&tx_step_, now); b > 0; b--) {
-    const uint16_t n = port_->RxBurst(0, rx_.data(), kBurst);
-    now = Now();
-    for (uint16_t i = 0; i < n; i++) {
-      if (frames) {
-        engine_->OnFrame(now, rx_[i].data);
-      } else {
-        engine_->OnDatagram(now, rx_[i].addr, rx_[i].data);
+  const bool frames = ports_[0]->info().framing == transport::Framing::kEthernet;
+  const int bursts = port::RxBurstsFor(&tx_step_, now);
+  for (const auto& port : ports_) {  // every plane's packets go to the one engine
+    for (int b = bursts; b > 0; b--) {
+      const uint16_t n = port->RxBurst(0, rx_.data(), kBurst);
+      now = Now();
+      for (uint16_t i = 0; i < n; i++) {
+        if (frames) {
+          engine_->OnFrame(now, rx_[i].data);
+        } else {
+          engine_->OnDatagram(now, rx_[i].addr, rx_[i].data);
+        }
       }
+      work += n;
+      if (n < kBurst) break;
     }
-    work += n;
-    if (n < kBurst) break;
   }
   if (publisher_ != nullptr && publisher_->Due(now)) Publish(now);
-  work += port::TxStep(*port_, 0, *engine_, pacer_, now, tx_, &tx_step_, [](transport::TxSlot&) {});
+  work +=
+      port::TxStep(port_ptrs_, 0, *engine_, pacer_, now, tx_, &tx_step_, [](transport::TxSlot&) {});
   return work;
 }
 

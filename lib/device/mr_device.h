@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "mr_port.h"
@@ -27,12 +28,24 @@
 
 namespace metaroce {
 
+/** A port of one more plane of the host (doc/transport.md, "Planes"). */
+struct PlanePortConfig {
+  std::string port;    ///< as DeviceConfig::port, with the plane's own address
+  std::string faults;  ///< as DeviceConfig::faults, for this plane's port only
+};
+
 /** How to open a device. */
 struct DeviceConfig {
-  /** Port driver and arguments, e.g. "udp:ip=127.0.0.1,port=4792". */
+  /** Port driver and arguments, e.g. "udp:ip=127.0.0.1,port=4792": plane 0. */
   std::string port;
   /** Optional fault injection in front of the port (lib/port/mr_port_fault.h), e.g. "drop=0.01". */
   std::string faults;
+  /**
+   * Planes 1..P-1: a port on each further parallel fabric, each with its own
+   * address (same framing, IP family and source ports as `port`). Paths are
+   * spread over the planes the peer has too. Empty: one plane.
+   */
+  std::vector<PlanePortConfig> planes;
   /**
    * Engine settings. Addresses, framing, UDP port and source ports are taken
    * from the port; everything else (paths, windows, timers, seed) from here.
@@ -64,10 +77,13 @@ class Device {
   transport::TimeNs Now() const;
   /** Where peers reach this device (give it to ConnectQp on the other side). */
   transport::PeerAddr address() const;
-  const port::PortInfo& port_info() const { return port_->info(); }
-  /** The port itself (with its fault stage, if one was configured). */
-  const port::Port& port() const { return *port_; }
-  port::PortStats port_stats() const { return port_->stats(); }
+  const port::PortInfo& port_info() const { return ports_[0]->info(); }
+  /** Plane 0's port itself (with its fault stage, if one was configured). */
+  const port::Port& port() const { return *ports_[0]; }
+  port::PortStats port_stats() const { return ports_[0]->stats(); }
+  /** Ports, one per plane (1 + DeviceConfig::planes). */
+  size_t num_planes() const { return ports_.size(); }
+  const port::Port& plane_port(size_t plane) const { return *ports_[plane]; }
   /** Name in telemetry and log lines (DeviceConfig::name or the default). */
   const std::string& name() const { return name_; }
   /** Index of its engine in /metaroce/ telemetry commands; -1 if telemetry is off. */
@@ -85,7 +101,8 @@ class Device {
   static constexpr uint16_t kBurst = 32;
   std::string name_;
   std::unique_ptr<telemetry::Publisher> publisher_;
-  std::unique_ptr<port::Port> port_;
+  std::vector<std::unique_ptr<port::Port>> ports_;  ///< by plane
+  std::vector<port::Port*> port_ptrs_;              ///< the same, for TxStep
   transport::ProcessMemory mem_;
   std::unique_ptr<transport::Engine> engine_;
   std::array<port::RxPacket, kBurst> rx_;

@@ -151,6 +151,14 @@ absl::StatusOr<std::unique_ptr<Port>> OpenPort(const std::string& spec);
 absl::StatusOr<transport::EngineConfig> EngineConfigFor(const transport::EngineConfig& base,
                                                         const PortInfo& info, uint16_t udp_port);
 
+/**
+ * Adds the ports of planes 1.. (doc/transport.md, "Planes") to @p ec, made by
+ * EngineConfigFor() for plane 0's @p planes[0]: their addresses, and a
+ * payload every plane's frames carry. They must have plane 0's framing and
+ * IP family, and the same source ports (a path keeps its port on any plane).
+ */
+absl::Status AddPlanes(std::span<const PortInfo* const> planes, transport::EngineConfig* ec);
+
 }  // namespace metaroce::port
 
 /**

@@ -75,6 +75,17 @@ size_t TxStep(Port& port, uint16_t queue, transport::Engine& engine, TxPacer& pa
               transport::TimeNs now, std::span<transport::TxSlot> slots, TxStepState* st,
               absl::FunctionRef<void(transport::TxSlot&)> keep);
 
+/**
+ * TxStep for an engine of several planes: @p ports[k] is plane k's port
+ * (EngineConfig::extra_planes). Buffers come from plane 0's port; a packet the
+ * engine puts on plane k > 0 is copied into a buffer of that plane's port and
+ * sent there (a driver's buffers leave only through the port that gave them),
+ * or dropped if that port has none free (the engine recovers it as a loss).
+ */
+size_t TxStep(std::span<Port* const> ports, uint16_t queue, transport::Engine& engine,
+              TxPacer& pacer, transport::TimeNs now, std::span<transport::TxSlot> slots,
+              TxStepState* st, absl::FunctionRef<void(transport::TxSlot&)> keep);
+
 }  // namespace metaroce::port
 
 #endif  // METAROCE_MR_PORT_TX_H

@@ -105,4 +105,33 @@ absl::StatusOr<transport::EngineConfig> EngineConfigFor(const transport::EngineC
   return ec;
 }
 
+absl::Status AddPlanes(std::span<const PortInfo* const> planes, transport::EngineConfig* ec) {
+  const PortInfo& first = *planes[0];
+  ec->extra_planes.clear();
+  for (size_t k = 1; k < planes.size(); k++) {
+    const PortInfo& info = *planes[k];
+    auto bad = [&](auto... why) {
+      return absl::InvalidArgumentError(absl::StrCat("plane ", k, " (", info.driver, " port ",
+                                                     info.ip.ToString(), "): ", why...));
+    };
+    if (info.framing != first.framing) return bad("its driver frames packets unlike plane 0's");
+    if (info.ip.v6 != first.ip.v6) {
+      return bad("its address must be ", first.ip.v6 ? "IPv6" : "IPv4", " like plane 0's");
+    }
+    if (info.udp_port != first.udp_port) {
+      return bad("it receives on UDP port ", info.udp_port, ", plane 0 on ", first.udp_port,
+                 ": a peer sends every plane's packets to one port number");
+    }
+    if (info.source_ports != first.source_ports) {
+      return bad("its source ports differ from plane 0's: give every plane the same ",
+                 "first_source_port and source_ports");
+    }
+    auto plane_ec = EngineConfigFor(*ec, info, ec->udp_port);
+    if (!plane_ec.ok()) return plane_ec.status();
+    ec->max_payload = std::min(ec->max_payload, plane_ec->max_payload);
+    ec->extra_planes.push_back(transport::PlaneAddr{info.ip, info.mac});
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace metaroce::port

@@ -387,5 +387,73 @@ INSTANTIATE_TEST_SUITE_P(NetRing, DpdkDevices,
                                            Case{"Mtu1500Drop1Percent", "drop=0.01", 1500, 1024}),
                          [](const auto& info) { return std::string(info.param.name); });
 
+// Two planes: each host has a second ethdev on a second ring pair, its own
+// address on it. A WRITE is sprayed over both; plane 1's packets leave from
+// plane 1's port (copied into its mbufs).
+TEST(DpdkPlanes, AWriteIsSprayedOverTwoEthdevsPerHost) {
+  absl::Status s = EalAndRings();
+  ASSERT_TRUE(s.ok()) << s;
+  static const absl::Status second = MakeRingPair("mrc", "mrd");
+  ASSERT_TRUE(second.ok()) << second;
+  const char* plane0[2] = {kPortA, kPortB};
+  const char* plane1[2] = {"net_ring_mrc", "net_ring_mrd"};
+  Host hosts[2];
+  for (int i = 0; i < 2; i++) {
+    DeviceConfig cfg;
+    cfg.port =
+        absl::StrCat("dpdk:port=", plane0[i], ",ip=10.8.0.", i + 1, ",mac=02:00:00:00:00:0", i + 1);
+    cfg.planes.push_back({absl::StrCat("dpdk:port=", plane1[i], ",ip=10.8.1.", i + 1,
+                                       ",mac=02:00:00:00:01:0", i + 1),
+                          ""});
+    cfg.engine.seed = 200 + i;
+    cfg.engine.conn_fail_after_ns = 10'000'000'000;
+    cfg.telemetry = false;
+    auto d = Device::Open(cfg);
+    ASSERT_TRUE(d.ok()) << d.status();
+    Host& h = hosts[i];
+    h.dev = std::move(*d);
+    Engine& e = h.dev->engine();
+    h.pd = *e.AllocPd();
+    h.cq = *e.CreateCq(4096);
+    QpAttr qa;
+    qa.pd = h.pd;
+    qa.send_cq = qa.recv_cq = h.cq;
+    h.qpn = *e.CreateQp(qa);
+    h.buf.resize(kMemBytes);
+    h.mr = *e.RegMr(h.pd, h.Addr(0), h.buf.size(), access::kAll);
+  }
+  for (int i = 0; i < 2; i++) {
+    ASSERT_TRUE(hosts[i]
+                    .dev->engine()
+                    .ConnectQp(hosts[i].qpn, hosts[1 - i].dev->address(), hosts[1 - i].qpn)
+                    .ok());
+  }
+  Host& a = hosts[0];
+  Host& b = hosts[1];
+  for (size_t i = 0; i < kWriteBytes; i++) a.buf[i] = static_cast<uint8_t>(i * 7 + (i >> 10));
+  SendWr w;
+  w.wr_id = 1;
+  w.opcode = Opcode::kWrite;
+  w.sg.push_back({a.Addr(0), kWriteBytes, a.mr.lkey});
+  w.remote_addr = b.Addr(0);
+  w.rkey = b.mr.rkey;
+  ASSERT_TRUE(a.dev->engine().PostSend(a.dev->Now(), a.qpn, w).ok());
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (a.done.empty() && std::chrono::steady_clock::now() < end) {
+    a.Poll();
+    b.Poll();
+  }
+  ASSERT_EQ(a.done.size(), 1u) << "WRITE did not complete";
+  EXPECT_EQ(a.done[0].status, WcStatus::kSuccess) << WcStatusName(a.done[0].status);
+  EXPECT_TRUE(std::equal(a.buf.begin(), a.buf.begin() + kWriteBytes, b.buf.begin()));
+  const ConnInfo c = a.dev->engine().GetConnections().at(0);
+  ASSERT_EQ(c.planes.size(), 2u);
+  EXPECT_TRUE(c.planes[1].up);
+  EXPECT_GT(c.planes[0].tx_pkts, 200u);
+  EXPECT_GT(c.planes[1].tx_pkts, 200u);
+  EXPECT_GE(a.dev->plane_port(1).stats().tx_packets, c.planes[1].tx_pkts);
+  EXPECT_GE(b.dev->plane_port(1).stats().rx_packets, c.planes[1].tx_pkts);
+}
+
 }  // namespace
 }  // namespace metaroce::testing
