@@ -275,6 +275,9 @@ const std::vector<Key>& Keys() {
       Bool("engine", "congestion_control", FIELD(engine.congestion_control),
            "ECN AIMD byte windows per path and per connection (doc/congestion.md); no: the "
            "packet windows alone"),
+      Num("engine", "initial_window", FIELD(engine.initial_window_bytes), 0, UINT32_MAX, kBytes,
+          "a new connection's congestion window, doubled per round trip until the first "
+          "congestion signal (doc/congestion.md); 0: the full window at once"),
       Num("engine", "rx_capacity_mbps", FIELD(engine.rx_capacity_mbps), 0, UINT32_MAX, kCount,
           "inbound capacity in Mbit/s, shared fairly among the senders and sent in every ACK "
           "as each one's rate hint (split evenly over the shards); 0: no hints"),

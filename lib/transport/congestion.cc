@@ -34,6 +34,7 @@ void CcWindow::OnAck(const CcLimits& l, TimeNs now, TimeNs rtt, uint32_t acked_b
       cwnd = std::max(l.min_bytes, cwnd - std::min(cut, cwnd));
       hold_until = now + rtt;
       cuts++;
+      slow_start = false;
     }
     return;
   }
@@ -46,6 +47,7 @@ void CcWindow::OnAck(const CcLimits& l, TimeNs now, TimeNs rtt, uint32_t acked_b
       hold_until = now + rtt;
       cuts++;
       delay_cuts++;
+      slow_start = false;
     }
     return;  // no growth while the queue is above the target
   }
@@ -54,14 +56,17 @@ void CcWindow::OnAck(const CcLimits& l, TimeNs now, TimeNs rtt, uint32_t acked_b
   // or the spraying keeps below its window would otherwise grow without
   // bound, and its window would stop meaning anything.
   if (uint64_t{inflight} + acked_bytes + l.mss_bytes < cwnd) return;
-  // One full packet per window's worth of bytes acknowledged: + 1 MSS per RTT.
-  const uint64_t add = std::max<uint64_t>(uint64_t{l.mss_bytes} * acked_bytes / cwnd, 1);
+  // Slow start: every byte acknowledged, doubling per round trip. Then one
+  // full packet per window's worth of bytes acknowledged: + 1 MSS per RTT.
+  const uint64_t add =
+      slow_start ? acked_bytes : std::max<uint64_t>(uint64_t{l.mss_bytes} * acked_bytes / cwnd, 1);
   cwnd = static_cast<uint32_t>(std::min<uint64_t>(cwnd + add, l.max_bytes));
 }
 
 void CcWindow::OnTimeout(const CcLimits& l) {
   cwnd = std::max(l.min_bytes, cwnd / 2);
   cuts++;
+  slow_start = false;
 }
 
 }  // namespace metaroce::transport

@@ -21,16 +21,18 @@ namespace metaroce::transport {
 
 /** The limits of one window, from the engine's configuration. */
 struct CcLimits {
-  uint32_t min_bytes = 0;  ///< never below (one full packet: a window always sends)
-  uint32_t max_bytes = 0;  ///< never above (and the start: line rate until told otherwise)
-  uint32_t mss_bytes = 0;  ///< one full packet, the additive step per round trip
+  uint32_t min_bytes = 0;      ///< never below (one full packet: a window always sends)
+  uint32_t max_bytes = 0;      ///< never above (and the start: line rate until told otherwise)
+  uint32_t mss_bytes = 0;      ///< one full packet, the additive step per round trip
+  uint32_t initial_bytes = 0;  ///< the start (0: max_bytes); below max_bytes, slow start grows it
 };
 
 /**
  * A byte window under DCTCP-style AIMD: alpha tracks the fraction of packets
  * marked CE per round trip; a round trip with marks cuts the window once by
  * alpha / 2, one without grows it by one full packet if the window was in
- * use (within a packet of full when the ACK came). Where nothing marks, a
+ * use (within a packet of full when the ACK came). A new window starts in
+ * slow start: it grows by every byte acknowledged until its first cut. Where nothing marks, a
  * smoothed RTT above the delay target cuts it Swift-style, by
  * beta (rtt - target) / rtt, once per round trip.
  */
@@ -47,10 +49,13 @@ struct CcWindow {
   uint32_t congested_rounds = 0;  ///< consecutive round trips at least half marked
   uint64_t cuts = 0;              ///< decreases so far (observability)
   uint64_t delay_cuts = 0;        ///< of which for delay above the target
+  /** Growing by what is acknowledged (doubling per round trip) until the first cut. */
+  bool slow_start = false;
 
   void Reset(const CcLimits& l) {
     *this = CcWindow{};
-    cwnd = l.max_bytes;
+    cwnd = l.initial_bytes != 0 ? l.initial_bytes : l.max_bytes;
+    slow_start = cwnd < l.max_bytes;
   }
   /** Room for another packet: always while nothing is in flight. */
   bool HasRoom() const { return inflight < cwnd; }

@@ -210,7 +210,7 @@ uint32_t FullPacketBytes(const EngineConfig& c) {
   return static_cast<uint32_t>(c.max_payload + wire::kMaxHeaderBytes + l2l3);
 }
 
-CcLimits LimitsFor(const EngineConfig& c, uint32_t pkts) {
+CcLimits LimitsFor(const EngineConfig& c, uint32_t pkts, uint32_t initial_bytes) {
   CcLimits l;
   l.mss_bytes = FullPacketBytes(c);
   l.min_bytes = l.mss_bytes;
@@ -219,6 +219,9 @@ CcLimits LimitsFor(const EngineConfig& c, uint32_t pkts) {
       c.congestion_control
           ? static_cast<uint32_t>(std::min<uint64_t>(uint64_t{pkts} * l.mss_bytes, UINT32_MAX))
           : UINT32_MAX;
+  l.initial_bytes = initial_bytes == 0 || !c.congestion_control
+                        ? l.max_bytes
+                        : std::clamp(initial_bytes, l.min_bytes, l.max_bytes);
   return l;
 }
 
@@ -226,8 +229,8 @@ CcLimits LimitsFor(const EngineConfig& c, uint32_t pkts) {
 
 EngineImpl::EngineImpl(const EngineConfig& c, MemoryAccess* m)
     : cfg(c),
-      path_cc(LimitsFor(c, c.path_window_pkts)),
-      conn_cc(LimitsFor(c, c.conn_window_pkts)),
+      path_cc(LimitsFor(c, c.path_window_pkts, 0)),  // the connection's window starts small
+      conn_cc(LimitsFor(c, c.conn_window_pkts, c.initial_window_bytes)),
       mem(m),
       incarnation(c.incarnation != 0 ? c.incarnation : SecureRng::OsNonZero64()),
       rng(c.seed != 0 ? SecureRng::DerivedKey(c.seed, incarnation) : SecureRng::OsKey()),

@@ -65,6 +65,12 @@ struct EngineConfig {
    */
   bool congestion_control = true;
   /**
+   * A new connection's congestion window (doc/congestion.md, "Slow start"):
+   * it doubles per round trip until the first congestion signal or the full
+   * window. 0: start at the full window.
+   */
+  uint32_t initial_window_bytes = config::kInitialWindowBytes;
+  /**
    * This host's inbound capacity, shared max-min among the senders of the
    * last interval and returned in every ACK as the sender's rate hint
    * (doc/congestion.md); the link rate, less what other traffic needs.

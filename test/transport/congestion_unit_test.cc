@@ -167,6 +167,54 @@ TEST(CcWindow, APeersCountersCannotMarkMoreThanItAcknowledged) {
   EXPECT_LE(w.alpha, CcWindow::kAlphaOne);
 }
 
+TEST(CcWindow, SlowStartDoublesPerRoundTripUntilTheFirstMark) {
+  constexpr CcLimits kSmall{kMss, 64 * kMss, kMss, 4 * kMss};
+  CcWindow w = Fresh(kSmall);
+  EXPECT_EQ(w.cwnd, 4 * kMss);
+  EXPECT_TRUE(w.slow_start);
+  // A round trip of a full window acknowledged: the window doubles.
+  TimeNs t = 0;
+  for (int round = 0; round < 3; round++, t += kRtt) {
+    const uint32_t start = w.cwnd;
+    for (uint32_t i = 0; i < start / kMss; i++) {
+      w.inflight = w.cwnd - kMss;  // in use: the sender keeps it full
+      w.OnAck(kSmall, t + i, kRtt, kMss, 1, 0);
+    }
+    EXPECT_EQ(w.cwnd, 2 * start) << "round " << round;
+  }
+  EXPECT_EQ(w.cwnd, 32 * kMss);
+  // Never beyond the maximum.
+  w.inflight = w.cwnd;
+  w.OnAck(kSmall, t, kRtt, 64 * kMss, 64, 0);
+  EXPECT_EQ(w.cwnd, kSmall.max_bytes);
+  // The first mark ends it: a cut, then one packet per round trip.
+  w = Fresh(kSmall);
+  w.OnAck(kSmall, 0, kRtt, kMss, 1, 1);
+  EXPECT_FALSE(w.slow_start);
+  EXPECT_EQ(w.cwnd, 2 * kMss);
+  w.inflight = w.cwnd - kMss;
+  w.OnAck(kSmall, 2 * kRtt, kRtt, kMss, 1, 0);
+  EXPECT_LT(w.cwnd, 3 * kMss);
+  // So do a delay cut and a timeout.
+  w = Fresh(kSmall);
+  w.OnAck(kSmall, 0, 2 * kRtt, kMss, 1, 0, kRtt);
+  EXPECT_FALSE(w.slow_start);
+  w = Fresh(kSmall);
+  w.OnTimeout(kSmall);
+  EXPECT_FALSE(w.slow_start);
+  // A window started at its maximum has nothing to search for.
+  EXPECT_FALSE(Fresh().slow_start);
+}
+
+TEST(CcWindow, SlowStartGrowsOnlyAWindowInUse) {
+  constexpr CcLimits kSmall{kMss, 64 * kMss, kMss, 4 * kMss};
+  CcWindow w = Fresh(kSmall);
+  w.inflight = 0;  // an application sending one packet at a time
+  for (int i = 0; i < 100; i++) w.OnAck(kSmall, i, kRtt, kMss, 1, 0);
+  EXPECT_EQ(w.cwnd, 4 * kMss);
+  EXPECT_TRUE(w.slow_start);
+}
+
 TEST(CcWindow, TheLargestWindowsDoNotOverflow) {
   const CcLimits big{kMss, UINT32_MAX, 9200};
   CcWindow w = Fresh(big);
