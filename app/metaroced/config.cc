@@ -229,6 +229,26 @@ bool SetCpus(const Key&, absl::string_view v, DaemonConfig* c, std::string* why)
 
 std::string GetCpus(const Key&, const DaemonConfig& c) { return absl::StrJoin(c.cpus, ","); }
 
+// Port specs hold ',' and '=', and ';' starts a comment in the file: '|' separates them.
+bool SetPlanes(const Key&, absl::string_view v, DaemonConfig* c, std::string* why) {
+  std::vector<std::string> planes;
+  if (!absl::StripAsciiWhitespace(v).empty()) {
+    for (absl::string_view item : absl::StrSplit(v, '|')) {
+      item = absl::StripAsciiWhitespace(item);
+      if (item.empty()) return Refuse(why, "an empty plane between two '|'");
+      planes.emplace_back(item);
+    }
+  }
+  if (planes.size() > wire::kMaxPlanes - 1) {
+    return Refuse(
+        why, absl::StrCat(planes.size(), " planes besides port=; at most ", wire::kMaxPlanes - 1));
+  }
+  c->planes = std::move(planes);
+  return true;
+}
+
+std::string GetPlanes(const Key&, const DaemonConfig& c) { return absl::StrJoin(c.planes, "|"); }
+
 const std::vector<Key>& Keys() {
   static const std::vector<Key> keys = {
       // [daemon]
@@ -249,6 +269,11 @@ const std::vector<Key>& Keys() {
       Str("dataplane", "faults", FIELD(faults), IsAny,
           "a fault stage spec (as mr-perf --faults) or empty",
           "faults injected on the port, tests"),
+      {"dataplane", "planes",
+       "the ports of planes 1.. (doc/transport.md, \"Planes\"): each like port=, with its own "
+       "address and the same UDP port; empty: one plane",
+       absl::StrCat("port specs separated by '|', at most ", wire::kMaxPlanes - 1), SetPlanes,
+       GetPlanes},
       Num("dataplane", "lcores", FIELD(lcores), 1, runtime::kMaxShards, kCount,
           "engine shards, one polling thread each"),
       {"dataplane", "cpus", "pin shard i to the i-th CPU; empty: threads are not pinned",

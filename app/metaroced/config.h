@@ -45,6 +45,7 @@ struct DaemonConfig {
   // [dataplane]
   std::string port = "udp:ip=127.0.0.1";  ///< port= driver spec (as mr-perf --port)
   std::string faults;                     ///< faults= fault stage spec (tests)
+  std::vector<std::string> planes;        ///< planes=: ports of planes 1.. ("spec|spec")
   uint16_t lcores = 1;                    ///< lcores=: shards, 1..runtime::kMaxShards
   std::vector<int> cpus;                  ///< cpus=: pin shard i to cpus[i] (list "2,3")
   uint32_t yield_after_idle_polls = 0;    ///< yield_after_idle_polls=

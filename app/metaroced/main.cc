@@ -127,6 +127,7 @@ int Main(int argc, char** argv) {
   runtime::RuntimeConfig rc;
   rc.port = cfg.port;
   rc.faults = cfg.faults;
+  for (const std::string& plane : cfg.planes) rc.planes.push_back({plane, ""});
   rc.lcores = cfg.lcores;
   rc.cpus = cfg.cpus;
   rc.engine = cfg.engine;

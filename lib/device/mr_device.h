@@ -28,12 +28,6 @@
 
 namespace metaroce {
 
-/** A port of one more plane of the host (doc/transport.md, "Planes"). */
-struct PlanePortConfig {
-  std::string port;    ///< as DeviceConfig::port, with the plane's own address
-  std::string faults;  ///< as DeviceConfig::faults, for this plane's port only
-};
-
 /** How to open a device. */
 struct DeviceConfig {
   /** Port driver and arguments, e.g. "udp:ip=127.0.0.1,port=4792": plane 0. */
@@ -45,7 +39,7 @@ struct DeviceConfig {
    * address (same framing, IP family and source ports as `port`). Paths are
    * spread over the planes the peer has too. Empty: one plane.
    */
-  std::vector<PlanePortConfig> planes;
+  std::vector<port::PlaneSpec> planes;
   /**
    * Engine settings. Addresses, framing, UDP port and source ports are taken
    * from the port; everything else (paths, windows, timers, seed) from here.

@@ -151,6 +151,13 @@ absl::StatusOr<std::unique_ptr<Port>> OpenPort(const std::string& spec);
 absl::StatusOr<transport::EngineConfig> EngineConfigFor(const transport::EngineConfig& base,
                                                         const PortInfo& info, uint16_t udp_port);
 
+/** The port of one more plane of a host (doc/transport.md, "Planes"): Device and Runtime take
+ * these. */
+struct PlaneSpec {
+  std::string port;    ///< a port spec like plane 0's, with the plane's own address
+  std::string faults;  ///< optional fault stage for this plane's port(s) only
+};
+
 /**
  * Adds the ports of planes 1.. (doc/transport.md, "Planes") to @p ec, made by
  * EngineConfigFor() for plane 0's @p planes[0]: their addresses, and a

@@ -49,6 +49,13 @@ struct RuntimeConfig {
   std::string port;
   /** Optional fault stage (lib/port/mr_port_fault.h) in front of every shard's port. */
   std::string faults;
+  /**
+   * Planes 1..P-1 (doc/transport.md, "Planes"): a port spec each, opened like
+   * `port` (a port per shard for udp, queues= per shard otherwise), with the
+   * plane's own address, the same UDP port, framing and source ports. Every
+   * shard's engine then has a port on every plane. Empty: one plane.
+   */
+  std::vector<port::PlaneSpec> planes;
   /** Shards (and threads), 1..kMaxShards. */
   uint16_t lcores = 1;
   /** Optional: pin shard i's thread to CPU cpus[i] (empty: threads inherit the caller's CPUs). */
@@ -128,6 +135,9 @@ class Shard {
   uint16_t udp_port() const { return udp_port_; }
   /** The receive/transmit queue of its port it polls. */
   uint16_t queue() const { return queue_; }
+  /** Planes: ports it polls, one per plane (RuntimeConfig::planes). */
+  size_t num_planes() const { return ports_.size(); }
+  const port::Port& plane_port(size_t plane) const { return *ports_[plane]; }
 
   /**
    * One iteration without the application: receive a burst (handing other
@@ -149,7 +159,13 @@ class Shard {
   friend class Runtime;
   Shard();
   size_t PollRx();       ///< one burst, more when the loop comes back late (port::RxBurstsFor)
-  size_t PollRxBurst();  ///< one receive burst and the packets other shards handed over
+  size_t PollRxBurst();  ///< one receive burst of every plane's port, and the packets handed over
+  size_t ReceiveBurst(port::Port* port);  ///< one burst of @p port, others' packets handed on
+  size_t TakeHandoffs();                  ///< the packets other shards handed to this one
+  /** A telemetry snapshot of its engine when one is due (every loop iteration asks). */
+  void PublishIfDue();
+  /** A packet for this shard's engine: a frame, or a datagram with its addresses. */
+  void Deliver(transport::TimeNs now, std::span<const uint8_t> data, const wire::FrameInfo& addr);
   size_t PollTx();
   /** A packet this shard built for shard @p to of its runtime: a copy goes into its ring. */
   void HandToShard(uint16_t to, const transport::TxSlot& t, const wire::FrameInfo& rx);
@@ -158,7 +174,8 @@ class Shard {
   uint16_t udp_port_ = 0;
   uint16_t queue_ = 0;
   const Runtime* rt_ = nullptr;
-  port::Port* port_ = nullptr;
+  port::Port* port_ = nullptr;      ///< plane 0's
+  std::vector<port::Port*> ports_;  ///< by plane
   transport::ProcessMemory mem_;
   std::unique_ptr<transport::Engine> engine_;
   std::unique_ptr<ShardState> st_;

@@ -82,41 +82,51 @@ absl::StatusOr<std::unique_ptr<Runtime>> Runtime::Open(const RuntimeConfig& cfg)
       }
     }
   }
-  absl::StatusOr<port::PortArgs> args = port::PortArgs::Parse(cfg.port);
-  if (!args.ok()) return args.status();
-  std::optional<port::FaultSpec> faults;
-  if (!cfg.faults.empty()) {
-    absl::StatusOr<port::FaultSpec> f = port::ParseFaultSpec(cfg.faults);
-    if (!f.ok()) return f.status();
-    faults = *f;
+  // Plane 0 is `port`, planes 1.. are cfg.planes: each opened the same way.
+  std::vector<port::PlaneSpec> planes = {{cfg.port, cfg.faults}};
+  planes.insert(planes.end(), cfg.planes.begin(), cfg.planes.end());
+  std::vector<port::PortArgs> args;
+  std::vector<std::optional<port::FaultSpec>> faults(planes.size());
+  for (size_t k = 0; k < planes.size(); k++) {
+    const std::string what = k == 0 ? "" : absl::StrCat("plane ", k, ": ");
+    absl::StatusOr<port::PortArgs> a = port::PortArgs::Parse(planes[k].port);
+    if (!a.ok()) return absl::Status(a.status().code(), what + std::string(a.status().message()));
+    args.push_back(*a);
+    if (planes[k].faults.empty()) continue;
+    absl::StatusOr<port::FaultSpec> f = port::ParseFaultSpec(planes[k].faults);
+    if (!f.ok()) return absl::Status(f.status().code(), what + std::string(f.status().message()));
+    faults[k] = *f;
   }
 
   std::unique_ptr<Runtime> rt(new Runtime());
   rt->cfg_ = cfg;
   // A udp port has one queue: each shard opens its own, and the kernel steers by
   // destination port. Any other driver: one port, one queue per shard.
-  const bool per_shard = n > 1 && PortPerShard(args->driver);
+  const bool per_shard = n > 1 && PortPerShard(args[0].driver);
   const uint16_t num_ports = per_shard ? n : 1;
-  for (uint16_t i = 0; i < num_ports; i++) {
-    absl::StatusOr<std::string> spec =
-        per_shard ? ShardPortSpec(*args, i) : SharedPortSpec(*args, n);
-    if (!spec.ok()) return spec.status();
-    absl::StatusOr<std::unique_ptr<port::Port>> p = port::OpenPort(*spec);
-    if (!p.ok()) return p.status();
-    std::unique_ptr<port::Port> port = std::move(*p);
-    if (faults.has_value()) {
-      port::FaultSpec f = *faults;
-      f.seed += i;  // each shard's port its own random numbers
-      port = port::WithFaults(std::move(port), f);
+  for (size_t k = 0; k < planes.size(); k++) {
+    for (uint16_t i = 0; i < num_ports; i++) {
+      const std::string what = k == 0 ? "" : absl::StrCat("plane ", k, ": ");
+      absl::StatusOr<std::string> spec =
+          per_shard ? ShardPortSpec(args[k], i) : SharedPortSpec(args[k], n);
+      if (!spec.ok()) return spec.status();
+      absl::StatusOr<std::unique_ptr<port::Port>> p = port::OpenPort(*spec);
+      if (!p.ok()) return absl::Status(p.status().code(), what + std::string(p.status().message()));
+      std::unique_ptr<port::Port> port = std::move(*p);
+      if (faults[k].has_value()) {
+        port::FaultSpec f = *faults[k];
+        f.seed += i;  // each shard's port its own random numbers
+        port = port::WithFaults(std::move(port), f);
+      }
+      if (!per_shard && port->info().num_queues < n) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("runtime: ", what, "port '", planes[k].port, "' has ",
+                         port->info().num_queues, " queues; lcores=", n, " needs one per shard"));
+      }
+      rt->ports_.push_back(std::move(port));  // plane-major: ports_[k * num_ports + i]
     }
-    rt->ports_.push_back(std::move(port));
   }
   const port::PortInfo& info = rt->ports_[0]->info();
-  if (!per_shard && info.num_queues < n) {
-    return absl::InvalidArgumentError(absl::StrCat("runtime: port '", cfg.port, "' has ",
-                                                   info.num_queues, " queues; lcores=", n,
-                                                   " needs one per shard"));
-  }
   rt->base_udp_port_ = info.udp_port;
   if (!per_shard && uint32_t{info.udp_port} + n - 1 > 65535) {
     return absl::InvalidArgumentError(absl::StrCat("runtime: shard UDP ports ", info.udp_port, "..",
@@ -129,12 +139,20 @@ absl::StatusOr<std::unique_ptr<Runtime>> Runtime::Open(const RuntimeConfig& cfg)
     std::unique_ptr<Shard> s(new Shard());
     s->index_ = i;
     s->rt_ = rt.get();
-    s->port_ = rt->ports_[per_shard ? i : 0].get();
+    std::vector<const port::PortInfo*> infos;
+    for (size_t k = 0; k < planes.size(); k++) {
+      s->ports_.push_back(rt->ports_[k * num_ports + (per_shard ? i : 0)].get());
+      infos.push_back(&s->ports_.back()->info());
+    }
+    s->port_ = s->ports_[0];
     s->queue_ = per_shard ? 0 : i;
     s->udp_port_ = per_shard ? s->port_->info().udp_port : static_cast<uint16_t>(info.udp_port + i);
     absl::StatusOr<transport::EngineConfig> ec =
         ShardEngineConfig(cfg.engine, s->port_->info(), s->udp_port_, i);
     if (!ec.ok()) return ec.status();
+    if (absl::Status st = port::AddPlanes(infos, &*ec); !st.ok()) {
+      return absl::Status(st.code(), absl::StrCat("runtime: shard ", i, ": ", st.message()));
+    }
     // Each shard shares out its part of the host's inbound capacity among
     // the senders it serves (one allocator over every shard is not done yet).
     if (cfg.engine.rx_capacity_mbps != 0) {
@@ -162,12 +180,15 @@ absl::StatusOr<std::unique_ptr<Runtime>> Runtime::Open(const RuntimeConfig& cfg)
   } else if (per_shard) {
     rt->steering_ = Steering::kPortPerShard;
   } else {
+    // A rule per shard on every plane's port (ports_ holds one per plane here).
     bool rules = true;
-    for (uint16_t i = 0; i < n && rules; i++) {
-      absl::StatusOr<bool> r =
-          rt->ports_[0]->SteerUdpDstPort(static_cast<uint16_t>(info.udp_port + i), i);
-      if (!r.ok()) return r.status();
-      rules = *r;
+    for (size_t k = 0; k < rt->ports_.size() && rules; k++) {
+      for (uint16_t i = 0; i < n && rules; i++) {
+        absl::StatusOr<bool> r =
+            rt->ports_[k]->SteerUdpDstPort(static_cast<uint16_t>(info.udp_port + i), i);
+        if (!r.ok()) return r.status();
+        rules = *r;
+      }
     }
     rt->steering_ = rules ? Steering::kFlowRules : Steering::kSoftware;
     // With rules too: a packet that arrives on another queue (before the rules, or
@@ -275,6 +296,7 @@ void Runtime::ShardMain(uint16_t i, const std::function<bool(Shard&)>& app) {
       apps_done_.fetch_add(1, std::memory_order_acq_rel);
     }
     work += s.PollTx();
+    s.PublishIfDue();
     s.stats_.iterations.Add(1);
     if (work != 0) {
       idle = 0;

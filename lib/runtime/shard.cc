@@ -25,10 +25,7 @@ transport::PeerAddr Shard::address() const {
 
 size_t Shard::Poll() {
   const size_t work = PollRx() + PollTx();
-  if (telemetry::Publisher* pub = st_->publisher.get(); pub != nullptr) {
-    const transport::TimeNs now = Now();
-    if (pub->Due(now)) pub->Publish(now, *engine_);
-  }
+  PublishIfDue();
   stats_.iterations.Add(1);
   if (work == 0) stats_.idle_polls.Add(1);
   return work;
@@ -56,7 +53,26 @@ void Shard::HandToShard(uint16_t to, const transport::TxSlot& t, const wire::Fra
   stats_.handoff_copies.Add(1);
 }
 
-int Shard::RxEventFd() { return rt_->steer_in_software_ ? -1 : port_->RxEventFd(queue_); }
+void Shard::PublishIfDue() {
+  if (telemetry::Publisher* pub = st_->publisher.get(); pub != nullptr) {
+    const transport::TimeNs now = Now();
+    if (pub->Due(now)) pub->Publish(now, *engine_);
+  }
+}
+
+void Shard::Deliver(transport::TimeNs now, std::span<const uint8_t> data,
+                    const wire::FrameInfo& addr) {
+  if (port_->info().framing == transport::Framing::kEthernet) {
+    engine_->OnFrame(now, data);
+  } else {
+    engine_->OnDatagram(now, addr, data);
+  }
+}
+
+int Shard::RxEventFd() {
+  // One descriptor cannot stand for several planes' ports: such a shard is polled.
+  return rt_->steer_in_software_ || ports_.size() > 1 ? -1 : port_->RxEventFd(queue_);
+}
 
 size_t Shard::PollRx() {
   size_t work = 0;
@@ -69,20 +85,19 @@ size_t Shard::PollRx() {
 }
 
 size_t Shard::PollRxBurst() {
+  size_t n = 0;
+  for (port::Port* p : ports_) n += ReceiveBurst(p);
+  return rt_->steer_in_software_ ? n + TakeHandoffs() : n;
+}
+
+size_t Shard::ReceiveBurst(port::Port* port) {
   ShardState& st = *st_;
-  const uint16_t n = port_->RxBurst(queue_, st.rx.data(), kBurst);
+  const uint16_t n = port->RxBurst(queue_, st.rx.data(), kBurst);
   const transport::TimeNs now = Now();
   const transport::Framing framing = port_->info().framing;
   const bool steer = rt_->steer_in_software_;
   const uint16_t num_shards = rt_->num_shards();
   const uint16_t base = rt_->base_udp_port_;
-  auto deliver = [&](std::span<const uint8_t> data, const wire::FrameInfo& addr) {
-    if (framing == transport::Framing::kEthernet) {
-      engine_->OnFrame(now, data);
-    } else {
-      engine_->OnDatagram(now, addr, data);
-    }
-  };
 
   uint64_t drops = 0;
   uint64_t copies = 0;
@@ -90,7 +105,7 @@ size_t Shard::PollRxBurst() {
     const port::RxPacket& p = st.rx[i];
     const int to = steer ? ShardOf(framing, p, base, num_shards) : -1;
     if (to < 0 || to == index_) {
-      deliver(p.data, p.addr);
+      Deliver(now, p.data, p.addr);
       continue;
     }
     // Another shard's packet: a descriptor of ours carries it there, with the
@@ -101,7 +116,7 @@ size_t Shard::PollRxBurst() {
       continue;
     }
     auto* h = static_cast<Handoff*>(d);
-    h->handle = port_->DetachRx(queue_, i);
+    h->handle = port->DetachRx(queue_, i);
     if (h->handle != nullptr) {
       h->data = p.data;
     } else {
@@ -110,7 +125,7 @@ size_t Shard::PollRxBurst() {
       copies++;
     }
     h->addr = p.addr;
-    h->port = port_;
+    h->port = port;
     st.out[to][st.num_out[to]++] = h;
   }
   if (n != 0) stats_.rx_packets.Add(n);
@@ -128,7 +143,7 @@ size_t Shard::PollRxBurst() {
     sent += took;
     for (unsigned j = took; j < k; j++) {
       Handoff* h = staged[j];
-      if (h->handle != nullptr) port_->ReleaseRx(h->handle);
+      if (h->handle != nullptr) port->ReleaseRx(h->handle);
       h->handle = nullptr;
       void* back = h;
       st.free->Enqueue(&back, 1);
@@ -138,16 +153,22 @@ size_t Shard::PollRxBurst() {
   if (sent != 0) stats_.handoffs_out.Add(sent);
   if (copies != 0) stats_.handoff_copies.Add(copies);
   if (drops != 0) stats_.handoff_drops.Add(drops);
+  return n;
+}
 
+size_t Shard::TakeHandoffs() {
   // Packets other shards passed to this one; descriptors go back to their owners.
+  ShardState& st = *st_;
+  const transport::TimeNs now = Now();
+  const uint16_t num_shards = rt_->num_shards();
   std::array<void*, kBurst> in;
   const unsigned m = st.inbound->Dequeue(in.data(), kBurst);
-  if (m == 0) return n;
+  if (m == 0) return 0;
   std::array<std::array<void*, kBurst>, kMaxShards> back;
   std::array<uint16_t, kMaxShards> num_back{};
   for (unsigned j = 0; j < m; j++) {
     auto* h = static_cast<Handoff*>(in[j]);
-    deliver(h->data, h->addr);
+    Deliver(now, h->data, h->addr);
     if (h->handle != nullptr) h->port->ReleaseRx(h->handle);
     h->handle = nullptr;
     back[h->owner][num_back[h->owner]++] = h;
@@ -157,7 +178,7 @@ size_t Shard::PollRxBurst() {
     if (num_back[o] != 0) rt_->shards_[o]->st_->free->Enqueue(back[o].data(), num_back[o]);
   }
   stats_.handoffs_in.Add(m);
-  return n + m;
+  return m;
 }
 
 namespace {
@@ -198,22 +219,20 @@ size_t Shard::PollTx() {
   // loopback, milliseconds on a busy host). This shard's go straight back into
   // its engine, another shard's through its hand-off ring where shards share a
   // port (one port per shard: the kernel's).
-  const transport::PeerAddr self = address();
   const transport::Framing framing = port_->info().framing;
   const uint16_t base = static_cast<uint16_t>(udp_port_ - index_);
   const size_t sent = port::TxStep(
-      *port_, queue_, *engine_, st.pacer, now, st.tx, &st.tx_step, [&](transport::TxSlot& t) {
-        const int to = LocalShard(t, framing, self.ip, base, rt_->num_shards());
+      ports_, queue_, *engine_, st.pacer, now, st.tx, &st.tx_step, [&](transport::TxSlot& t) {
+        // This host on the packet's plane: the address of our port on it.
+        const wire::IpAddr& self = ports_[t.plane]->info().ip;
+        const int to = LocalShard(t, framing, self, base, rt_->num_shards());
         if (to < 0 || (to != index_ && !rt_->steer_in_software_)) return;
         wire::FrameInfo rx = t.addr;
-        rx.src = self.ip;
+        rx.src = self;
         if (to != index_) {
           HandToShard(static_cast<uint16_t>(to), t, rx);
-        } else if (framing == transport::Framing::kEthernet) {
-          engine_->OnFrame(now, {t.buf, t.len});
-          stats_.looped_back.Add(1);
         } else {
-          engine_->OnDatagram(now, rx, {t.buf, t.len});
+          Deliver(now, {t.buf, t.len}, rx);
           stats_.looped_back.Add(1);
         }
         t.len = 0;  // not sent

@@ -163,6 +163,23 @@ TEST(MetarocedConfig, FormatConfigReadsBackToTheSameValues) {
   EXPECT_TRUE(empty.cpus.empty());
 }
 
+TEST(MetarocedConfig, PlanesAreAListOfPortSpecs) {
+  DaemonConfig cfg;
+  ASSERT_EQ(LoadError("[dataplane]\nport = udp:ip=10.0.0.1,port=4792\n"
+                      "planes = udp:ip=10.0.1.1,port=4792 | udp:ip=10.0.2.1,port=4792\n",
+                      &cfg),
+            "");
+  EXPECT_EQ(cfg.planes,
+            (std::vector<std::string>{"udp:ip=10.0.1.1,port=4792", "udp:ip=10.0.2.1,port=4792"}));
+  DaemonConfig back;
+  ASSERT_EQ(LoadError(FormatConfig(cfg), &back), "");
+  EXPECT_EQ(back.planes, cfg.planes);
+  EXPECT_THAT(LoadError("[dataplane]\nplanes = udp:ip=10.0.1.1||udp:ip=10.0.2.1\n"),
+              HasSubstr("an empty plane between two '|'"));
+  EXPECT_THAT(LoadError("[dataplane]\nplanes = a|b|c|d|e|f|g|h\n"),
+              HasSubstr("8 planes besides port=; at most 7"));
+}
+
 TEST(MetarocedConfig, OutOfRangeNamesTheFileKeyValueAndRange) {
   TempConf f("[limits]\nmax_qps = 99999\n");
   DaemonConfig cfg;

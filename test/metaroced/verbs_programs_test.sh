@@ -9,6 +9,8 @@
 #   netns       two daemons in two network namespaces joined by a veth pair
 #               (DPDK af_packet), each end on its own daemon
 #   netns_loss  the same with 1 % loss on both
+#   planes  two daemons on this host, each with two planes (127.0.0.x, 127.0.1.x):
+#           the connection is up on both
 # plus: an application killed mid-test leaves the daemon serving the others
 # and has its objects reclaimed (local), and its peer on another daemon fails
 # instead of hanging (netns).
@@ -19,7 +21,7 @@ daemon_bin=$1
 run_bin=$2
 shift 2
 scenarios=("$@")
-[ ${#scenarios[@]} -ne 0 ] || scenarios=(local loss netns netns_loss)
+[ ${#scenarios[@]} -ne 0 ] || scenarios=(local loss netns netns_loss planes)
 
 work=$(mktemp -d)
 ns_a="mr_vp_$$_a"
@@ -220,6 +222,28 @@ EOF
   fi
 }
 
+# planes_telemetry TAG PREFIX: the daemon with that telemetry file prefix has a
+# connection up on two planes, both carrying data (/metaroce/conns of shard 0).
+planes_telemetry() {
+  local tag=$1 prefix=$2 reply
+  reply=$(python3 - "/var/run/dpdk/$prefix/dpdk_telemetry.v2" <<'EOF'
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.connect(sys.argv[1])
+s.recv(4096)
+s.send(b"/metaroce/conns,0")
+conns = json.loads(s.recv(65536).decode())["/metaroce/conns"]["conns"]
+two = [c for c in conns.values() if c["planes"] == 2 and c["planes_up"] == 2]
+print(f"{len(two)} connection(s) up on 2 planes" if two else f"unexpected: {conns}")
+EOF
+  ) || reply="no telemetry reply"
+  if [[ "$reply" == *" up on 2 planes" ]]; then
+    ok "$tag/telemetry: /metaroce/conns: $reply"
+  else
+    bad "$tag/telemetry" "/metaroce/conns: $reply"
+  fi
+}
+
 # killed TAG NS SOCK DAEMON_LOG PREFIX: kill -9 a client mid-test; the daemon reclaims it and
 # serves on (and, while the pair runs, its telemetry lists both).
 killed() {
@@ -345,8 +369,23 @@ for s in "${scenarios[@]}"; do
           "$work/netns-b.daemon.log"
       fi
       ;;
+    planes)
+      # Two daemons on this host, each with two planes: 127.0.0.x and 127.0.1.x,
+      # the same UDP and source ports on both (doc/transport.md, "Planes").
+      p=$((30000 + $$ % 10000))
+      spec() { echo "udp:ip=127.0.$1.$2,port=$p,first_source_port=$((p + 100)),source_ports=64"; }
+      start_daemon planes-a "" "$work/pa.sock" --port "$(spec 0 1)" \
+        --set "dataplane.planes=$(spec 1 1)" --set "daemon.name=${tel_prefix}_pa"
+      start_daemon planes-b "" "$work/pb.sock" --port "$(spec 0 2)" \
+        --set "dataplane.planes=$(spec 1 2)" --set "daemon.name=${tel_prefix}_pb"
+      pair "planes/ibv_rc_pingpong-s65536-n1000" "1000 iters in" "" "$work/pa.sock" "" \
+        "$work/pb.sock" 127.0.0.1 ibv_rc_pingpong -s 65536 -n 1000
+      pair "planes/ib_write_bw" "$bw_line" "" "$work/pa.sock" "" "$work/pb.sock" 127.0.0.1 \
+        ib_write_bw
+      planes_telemetry planes "${tel_prefix}_pa"
+      ;;
     *)
-      note "unknown scenario $s (local, loss, netns, netns_loss)"
+      note "unknown scenario $s (local, loss, netns, netns_loss, planes)"
       exit 2
       ;;
   esac

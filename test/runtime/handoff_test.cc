@@ -12,7 +12,10 @@
 #include <array>
 #include <cstring>
 
+#include <chrono>
+#include <thread>
 #include "fake_mq_port.h"
+
 #include "gtest/gtest.h"
 #include "mr_port_tx.h"
 #include "mr_runtime.h"
@@ -380,6 +383,32 @@ TEST_F(FakeRuntime, EveryShardPublishesItsEngineToTelemetry) {
   rt.reset();
   const std::string after = telemetry::Query("/metaroce/engines");
   EXPECT_EQ(after.find("/shard0"), std::string::npos) << after;
+}
+
+// Run()'s threads publish too, not only Poll(): what metaroced's shards do.
+TEST_F(FakeRuntime, RunningShardsPublishSnapshots) {
+  RuntimeConfig cfg;
+  cfg.port = "rt_fake:";
+  cfg.lcores = 1;
+  cfg.name = "published-by-run";
+  auto rt = Runtime::Open(cfg);
+  ASSERT_TRUE(rt.ok()) << rt.status();
+  int turns = 0;
+  ASSERT_TRUE((*rt)
+                  ->Run([&](runtime::Shard&) {
+                    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                    return ++turns < 30;  // past the 10 ms between snapshots
+                  })
+                  .ok());
+  const std::string engines = telemetry::Query("/metaroce/engines");
+  const size_t at = engines.find("published-by-run/shard0");
+  ASSERT_NE(at, std::string::npos) << engines;
+  // {"/metaroce/engines": {..., "N": "published-by-run/shard0"}}: N is the index.
+  const size_t open = engines.rfind('"', engines.rfind(':', at) - 2);
+  const std::string index = engines.substr(open + 1, engines.rfind(':', at) - 2 - open);
+  const std::string stats = telemetry::Query("/metaroce/stats," + index);
+  EXPECT_NE(stats.find("\"snapshot_seq\":"), std::string::npos) << stats;
+  EXPECT_EQ(stats.find("\"snapshot_seq\":0,"), std::string::npos) << stats;  // none published
 }
 
 }  // namespace

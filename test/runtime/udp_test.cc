@@ -8,6 +8,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -15,6 +16,7 @@
 #include <set>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "mr_runtime.h"
 #include "traffic.h"
@@ -99,6 +101,57 @@ INSTANTIATE_TEST_SUITE_P(Loopback, UdpRuntimes,
                                            Case{"Ipv4Drop1Percent", "127.0.0.1", "drop=0.01"},
                                            Case{"Ipv6", "::1", ""}),
                          [](const auto& info) { return std::string(info.param.name); });
+
+// Two planes: each shard of each runtime has a udp port on 127.0.0.x (plane
+// 0) and on 127.0.1.x (plane 1), the same port numbers on both. Every QP's
+// traffic is spread over both planes.
+TEST(UdpPlanes, EveryShardSpraysOverTwoPlanes) {
+  std::unique_ptr<Runtime> rts[2];
+  for (int attempt = 0; attempt < 20 && !rts[1]; attempt++) {
+    const int base = 21000 + (getpid() * 31 + attempt * 211) % 20000;
+    for (int r = 0; r < 2; r++) {
+      auto spec = [&](int plane) {
+        return absl::StrCat("udp:ip=127.0.", plane, ".", r + 1, ",port=", base,
+                            ",first_source_port=", base + 100,
+                            ",source_ports=8,rcvbuf=4194304,sndbuf=1048576");
+      };
+      RuntimeConfig cfg = UdpConfig("127.0.0.1", 300 + 100 * r);
+      cfg.port = spec(0);
+      cfg.planes = {{spec(1), ""}};
+      auto rt = Runtime::Open(cfg);
+      if (!rt.ok()) {
+        ASSERT_EQ(rt.status().code(), absl::StatusCode::kUnavailable) << rt.status();
+        rts[0].reset();
+        break;  // a port of that range is taken: another one
+      }
+      rts[r] = std::move(*rt);
+    }
+  }
+  ASSERT_TRUE(rts[1]) << "no free port range";
+  Traffic::Options opt;
+  auto t = Traffic::Setup(*rts[0], *rts[1], opt);
+  ASSERT_TRUE(t.ok()) << t.status();
+  absl::Status s = (*t)->Run();
+  EXPECT_TRUE(s.ok()) << s;
+  for (const std::string& p : (*t)->Problems()) ADD_FAILURE() << p;
+  for (int r = 0; r < 2; r++) {
+    for (uint16_t i = 0; i < 2; i++) {
+      const Shard& sh = rts[r]->shard(i);
+      ASSERT_EQ(sh.num_planes(), 2u);
+      EXPECT_EQ(sh.plane_port(1).info().ip.ToString(), absl::StrCat("127.0.1.", r + 1));
+      EXPECT_EQ(sh.plane_port(1).info().udp_port, sh.udp_port());
+      EXPECT_GT(sh.plane_port(1).stats().rx_packets, 0u);
+      uint64_t plane1 = 0;
+      for (const transport::ConnInfo& c : sh.engine().GetConnections()) {
+        EXPECT_EQ(c.planes.size(), 2u);
+        if (c.planes.size() == 2) plane1 += c.planes[1].tx_pkts;
+      }
+      if (r == 0) {
+        EXPECT_GT(plane1, 100u) << "shard " << i << " sent its WRITEs on plane 0 only";
+      }
+    }
+  }
+}
 
 std::unique_ptr<Runtime> OpenOne(uint16_t lcores = 2) {
   RuntimeConfig cfg = UdpConfig("127.0.0.1", 7);
