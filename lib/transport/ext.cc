@@ -32,21 +32,55 @@ void Put(const T& v, void* out, size_t i, size_t elem_size) {
   std::memcpy(static_cast<uint8_t*>(out) + i * elem_size, &v, std::min(elem_size, sizeof(T)));
 }
 
-const ConnInfo* Find(const std::vector<ConnInfo>& conns, uint32_t id) {
-  auto it = std::find_if(conns.begin(), conns.end(),
-                         [id](const ConnInfo& c) { return c.conn_id == id; });
-  return it == conns.end() ? nullptr : &*it;
+mr_ext_plane ToExt(const PlaneInfo& p) {
+  mr_ext_plane e{};
+  e.plane = p.plane;
+  e.local = AddrOf(p.local_ip);
+  e.peer = AddrOf(p.peer_ip);
+  e.up = p.up;
+  e.paths = p.paths;
+  e.paths_active = p.active_paths;
+  e.failures = p.failures;
+  e.tx_pkts = p.tx_pkts;
+  e.retx_pkts = p.retx_pkts;
+  return e;
 }
 
-// The common checks and lookup of the per-connection queries.
-int Lookup(const mr_engine* engine, uint32_t conn_id, const void* out, size_t max,
-           size_t elem_size, size_t* total, std::vector<ConnInfo>* conns, const ConnInfo** c) {
+mr_ext_path ToExt(const PathInfo& p) {
+  mr_ext_path e{};
+  e.path_id = p.path_id;
+  e.plane = p.plane;
+  e.src_port = p.src_port;
+  e.active = p.active;
+  e.srtt_ns = p.srtt_ns;
+  e.rto_ns = p.rto_ns;
+  e.cwnd_bytes = p.cwnd_bytes;
+  e.inflight_bytes = p.inflight_bytes;
+  e.tx_pkts = p.tx_pkts;
+  e.retx_pkts = p.retx_pkts;
+  e.lost_pkts = p.lost_pkts;
+  e.ce_pkts = p.ce_pkts;
+  e.failures = p.failures;
+  e.repaths = p.repaths;
+  return e;
+}
+
+// The per-connection queries: the checks, the lookup, then each item of
+// what @p items picks out of the connection, converted.
+template <typename Out, typename Items>
+int QueryItems(const mr_engine* engine, uint32_t conn_id, Out* out, size_t max, size_t elem_size,
+               size_t* total, Items items) {
   if (engine == nullptr || total == nullptr || (out == nullptr && max != 0) || elem_size == 0) {
     return -EINVAL;
   }
-  *conns = EngineOf(engine).GetConnections();
-  *c = Find(*conns, conn_id);
-  return *c == nullptr ? -ENOENT : 0;
+  const std::vector<ConnInfo> conns = EngineOf(engine).GetConnections();
+  auto c = std::find_if(conns.begin(), conns.end(),
+                        [conn_id](const ConnInfo& ci) { return ci.conn_id == conn_id; });
+  if (c == conns.end()) return -ENOENT;
+  const auto& list = items(*c);
+  *total = list.size();
+  for (size_t i = 0; i < std::min(max, list.size()); i++) Put(ToExt(list[i]), out, i, elem_size);
+  return 0;
 }
 
 }  // namespace
@@ -87,51 +121,12 @@ extern "C" size_t mr_ext_query_conns(const mr_engine* engine, mr_ext_conn* out, 
 
 extern "C" int mr_ext_query_planes(const mr_engine* engine, uint32_t conn_id, mr_ext_plane* out,
                                    size_t max, size_t elem_size, size_t* total) {
-  std::vector<ConnInfo> conns;
-  const ConnInfo* c = nullptr;
-  if (int rc = Lookup(engine, conn_id, out, max, elem_size, total, &conns, &c); rc != 0) return rc;
-  *total = c->planes.size();
-  for (size_t i = 0; i < std::min(max, c->planes.size()); i++) {
-    const PlaneInfo& p = c->planes[i];
-    mr_ext_plane e{};
-    e.plane = p.plane;
-    e.local = AddrOf(p.local_ip);
-    e.peer = AddrOf(p.peer_ip);
-    e.up = p.up;
-    e.paths = p.paths;
-    e.paths_active = p.active_paths;
-    e.failures = p.failures;
-    e.tx_pkts = p.tx_pkts;
-    e.retx_pkts = p.retx_pkts;
-    Put(e, out, i, elem_size);
-  }
-  return 0;
+  return QueryItems(engine, conn_id, out, max, elem_size, total,
+                    [](const ConnInfo& c) -> const std::vector<PlaneInfo>& { return c.planes; });
 }
 
 extern "C" int mr_ext_query_paths(const mr_engine* engine, uint32_t conn_id, mr_ext_path* out,
                                   size_t max, size_t elem_size, size_t* total) {
-  std::vector<ConnInfo> conns;
-  const ConnInfo* c = nullptr;
-  if (int rc = Lookup(engine, conn_id, out, max, elem_size, total, &conns, &c); rc != 0) return rc;
-  *total = c->paths.size();
-  for (size_t i = 0; i < std::min(max, c->paths.size()); i++) {
-    const PathInfo& p = c->paths[i];
-    mr_ext_path e{};
-    e.path_id = p.path_id;
-    e.plane = p.plane;
-    e.src_port = p.src_port;
-    e.active = p.active;
-    e.srtt_ns = p.srtt_ns;
-    e.rto_ns = p.rto_ns;
-    e.cwnd_bytes = p.cwnd_bytes;
-    e.inflight_bytes = p.inflight_bytes;
-    e.tx_pkts = p.tx_pkts;
-    e.retx_pkts = p.retx_pkts;
-    e.lost_pkts = p.lost_pkts;
-    e.ce_pkts = p.ce_pkts;
-    e.failures = p.failures;
-    e.repaths = p.repaths;
-    Put(e, out, i, elem_size);
-  }
-  return 0;
+  return QueryItems(engine, conn_id, out, max, elem_size, total,
+                    [](const ConnInfo& c) -> const std::vector<PathInfo>& { return c.paths; });
 }

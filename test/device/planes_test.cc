@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "device_endpoint.h"
 #include "gtest/gtest.h"
 #include "mr_device.h"
 
@@ -30,13 +31,7 @@ std::string Spec(int host, int plane, uint16_t port, uint16_t first_source) {
                       ",source_ports=16,rcvbuf=4194304,sndbuf=1048576");
 }
 
-struct Host {
-  std::unique_ptr<Device> dev;
-  std::vector<uint8_t> buf;
-  uint32_t pd = 0, cq = 0, qpn = 0;
-  MrInfo mr;
-  std::vector<Completion> done;
-};
+using Host = testing::DeviceEndpoint;
 
 class DevicePlanes : public ::testing::Test {
  protected:
@@ -59,29 +54,12 @@ class DevicePlanes : public ::testing::Test {
           hosts_[0].dev.reset();
           break;  // that port is taken: another range
         }
-        hosts_[i].dev = std::move(*d);
+        ASSERT_TRUE(hosts_[i].Init(std::move(*d), kBytes).ok());
+        ASSERT_EQ(hosts_[i].dev->num_planes(), 2u);
       }
     }
     ASSERT_TRUE(hosts_[1].dev) << "no free port range";
-    for (int i = 0; i < 2; i++) {
-      Host& h = hosts_[i];
-      Engine& e = h.dev->engine();
-      ASSERT_EQ(h.dev->num_planes(), 2u);
-      h.pd = *e.AllocPd();
-      h.cq = *e.CreateCq(4096);
-      QpAttr qa;
-      qa.pd = h.pd;
-      qa.send_cq = qa.recv_cq = h.cq;
-      h.qpn = *e.CreateQp(qa);
-      h.buf.assign(kBytes, 0);
-      h.mr = *e.RegMr(h.pd, reinterpret_cast<uint64_t>(h.buf.data()), kBytes, access::kAll);
-    }
-    for (int i = 0; i < 2; i++) {
-      ASSERT_TRUE(hosts_[i]
-                      .dev->engine()
-                      .ConnectQp(hosts_[i].qpn, hosts_[1 - i].dev->address(), hosts_[1 - i].qpn)
-                      .ok());
-    }
+    for (int i = 0; i < 2; i++) ASSERT_TRUE(hosts_[i].Connect(hosts_[1 - i]).ok());
   }
 
   /** Writes kBytes from host 0 to host 1 and checks every byte. */
@@ -98,12 +76,7 @@ class DevicePlanes : public ::testing::Test {
     ASSERT_TRUE(a.dev->engine().PostSend(a.dev->Now(), a.qpn, wr).ok());
     const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     while (a.done.empty() && std::chrono::steady_clock::now() < end) {
-      for (Host& h : hosts_) {
-        h.dev->Poll();
-        Completion c[8];
-        const size_t n = h.dev->engine().PollCq(h.cq, c);
-        h.done.insert(h.done.end(), c, c + n);
-      }
+      for (Host& h : hosts_) h.Poll();
     }
     ASSERT_EQ(a.done.size(), 1u);
     EXPECT_EQ(a.done[0].status, WcStatus::kSuccess);

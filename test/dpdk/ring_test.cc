@@ -19,6 +19,7 @@
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
+#include "device_endpoint.h"
 #include "gtest/gtest.h"
 #include "mr_device.h"
 #include "mr_net_dpdk.h"
@@ -250,21 +251,7 @@ struct Case {
 constexpr size_t kMemBytes = 5u << 20;
 constexpr uint32_t kWriteBytes = 4u << 20;
 
-struct Host {
-  std::unique_ptr<Device> dev;
-  uint32_t pd = 0, cq = 0, qpn = 0;
-  std::vector<uint8_t> buf;
-  MrInfo mr;
-  std::vector<Completion> done;
-
-  uint64_t Addr(size_t off) { return reinterpret_cast<uint64_t>(buf.data()) + off; }
-  void Poll() {
-    dev->Poll();
-    Completion c[16];
-    size_t k;
-    while ((k = dev->engine().PollCq(cq, c)) > 0) done.insert(done.end(), c, c + k);
-  }
-};
+using Host = DeviceEndpoint;
 
 class DpdkDevices : public ::testing::TestWithParam<Case> {
  protected:
@@ -287,24 +274,9 @@ class DpdkDevices : public ::testing::TestWithParam<Case> {
       cfg.engine.conn_fail_after_ns = 10'000'000'000;
       auto d = Device::Open(cfg);
       ASSERT_TRUE(d.ok()) << d.status();
-      h.dev = std::move(*d);
-      Engine& e = h.dev->engine();
-      h.pd = *e.AllocPd();
-      h.cq = *e.CreateCq(4096);
-      QpAttr qa;
-      qa.pd = h.pd;
-      qa.send_cq = qa.recv_cq = h.cq;
-      h.qpn = *e.CreateQp(qa);
-      h.buf.resize(kMemBytes);
-      auto mr = e.RegMr(h.pd, h.Addr(0), h.buf.size(), access::kAll);
-      ASSERT_TRUE(mr.ok()) << mr.status();
-      h.mr = *mr;
+      ASSERT_TRUE(h.Init(std::move(*d), kMemBytes).ok());
     }
-    for (int i = 0; i < 2; i++) {
-      Host& peer = hosts_[1 - i];
-      ASSERT_TRUE(
-          hosts_[i].dev->engine().ConnectQp(hosts_[i].qpn, peer.dev->address(), peer.qpn).ok());
-    }
+    for (int i = 0; i < 2; i++) ASSERT_TRUE(hosts_[i].Connect(hosts_[1 - i]).ok());
   }
 
   // Polls both hosts until @p h has @p want completions or 30 s passed.
@@ -410,24 +382,9 @@ TEST(DpdkPlanes, AWriteIsSprayedOverTwoEthdevsPerHost) {
     cfg.telemetry = false;
     auto d = Device::Open(cfg);
     ASSERT_TRUE(d.ok()) << d.status();
-    Host& h = hosts[i];
-    h.dev = std::move(*d);
-    Engine& e = h.dev->engine();
-    h.pd = *e.AllocPd();
-    h.cq = *e.CreateCq(4096);
-    QpAttr qa;
-    qa.pd = h.pd;
-    qa.send_cq = qa.recv_cq = h.cq;
-    h.qpn = *e.CreateQp(qa);
-    h.buf.resize(kMemBytes);
-    h.mr = *e.RegMr(h.pd, h.Addr(0), h.buf.size(), access::kAll);
+    ASSERT_TRUE(hosts[i].Init(std::move(*d), kMemBytes).ok());
   }
-  for (int i = 0; i < 2; i++) {
-    ASSERT_TRUE(hosts[i]
-                    .dev->engine()
-                    .ConnectQp(hosts[i].qpn, hosts[1 - i].dev->address(), hosts[1 - i].qpn)
-                    .ok());
-  }
+  for (int i = 0; i < 2; i++) ASSERT_TRUE(hosts[i].Connect(hosts[1 - i]).ok());
   Host& a = hosts[0];
   Host& b = hosts[1];
   for (size_t i = 0; i < kWriteBytes; i++) a.buf[i] = static_cast<uint8_t>(i * 7 + (i >> 10));

@@ -198,23 +198,30 @@ long_write() {
   sleep 3  # connected and writing
 }
 
-# apps_telemetry TAG PREFIX: /metaroced/apps of the daemon with that telemetry file
-# prefix lists two applications with a QP each, one of them posting.
-apps_telemetry() {
-  local tag=$1 prefix=$2 reply
-  reply=$(python3 - "/var/run/dpdk/$prefix/dpdk_telemetry.v2" <<'EOF'
+# telemetry_value PREFIX COMMAND: the JSON value COMMAND's reply holds, from the DPDK
+# telemetry socket of the daemon with that file prefix.
+telemetry_value() {
+  python3 - "/var/run/dpdk/$1/dpdk_telemetry.v2" "$2" <<'EOF'
 import json, socket, sys
 s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
 s.connect(sys.argv[1])
 s.recv(4096)
-s.send(b"/metaroced/apps")
-apps = json.loads(s.recv(65536).decode())["/metaroced/apps"]
+s.send(sys.argv[2].encode())
+print(json.dumps(json.loads(s.recv(65536).decode())[sys.argv[2].split(",")[0]]))
+EOF
+}
+
+# apps_telemetry TAG PREFIX: /metaroced/apps lists two applications with a QP each, one
+# of them posting.
+apps_telemetry() {
+  local tag=$1 reply
+  reply=$(telemetry_value "$2" /metaroced/apps | python3 -c '
+import json, sys
+apps = json.load(sys.stdin)
 busy = [a for a in apps.values() if a["qps"] >= 1 and a["mrs"] >= 1]
 posting = [a for a in busy if a["wrs_posted"] > 0 and a["completions"] > 0]
 print(f"{len(busy)} applications with QPs, {len(posting)} posting" if len(busy) == 2 and posting
-      else f"unexpected: {apps}")
-EOF
-  ) || reply="no telemetry reply"
+      else f"unexpected: {apps}")') || reply="no telemetry reply"
   if [[ "$reply" == "2 applications with QPs, "* ]]; then
     ok "$tag/telemetry: /metaroced/apps: $reply"
   else
@@ -222,21 +229,16 @@ EOF
   fi
 }
 
-# planes_telemetry TAG PREFIX: the daemon with that telemetry file prefix has a
-# connection up on two planes, both carrying data (/metaroce/conns of shard 0).
+# planes_telemetry TAG PREFIX: shard 0 has a connection up on two planes, both carrying
+# data (/metaroce/conns).
 planes_telemetry() {
-  local tag=$1 prefix=$2 reply
-  reply=$(python3 - "/var/run/dpdk/$prefix/dpdk_telemetry.v2" <<'EOF'
-import json, socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-s.connect(sys.argv[1])
-s.recv(4096)
-s.send(b"/metaroce/conns,0")
-conns = json.loads(s.recv(65536).decode())["/metaroce/conns"]["conns"]
+  local tag=$1 reply
+  reply=$(telemetry_value "$2" /metaroce/conns,0 | python3 -c '
+import json, sys
+conns = json.load(sys.stdin)["conns"]
 two = [c for c in conns.values() if c["planes"] == 2 and c["planes_up"] == 2]
-print(f"{len(two)} connection(s) up on 2 planes" if two else f"unexpected: {conns}")
-EOF
-  ) || reply="no telemetry reply"
+print(f"{len(two)} connection(s) up on 2 planes" if two else f"unexpected: {conns}")') ||
+    reply="no telemetry reply"
   if [[ "$reply" == *" up on 2 planes" ]]; then
     ok "$tag/telemetry: /metaroce/conns: $reply"
   else

@@ -71,6 +71,16 @@ class Planes : public EngineUnitTest {
     return data;
   }
 
+  /** The peer's PROBE_REPLY to @p probe. */
+  Packet ReplyTo(const Packet& probe) const {
+    Packet reply;
+    reply.type = PacketType::kProbeReply;
+    reply.dst_conn_id = eng_conn_;
+    reply.path_id = probe.path_id;
+    reply.probe = probe.probe;
+    return reply;
+  }
+
   Packet req_;
 };
 
@@ -109,12 +119,7 @@ TEST_F(Planes, TheHandshakeNamesThePlanesAndPlaneOneIsProbedBeforeItCarriesData)
   }
 
   // The reply from the peer's plane-1 address proves it: data is sprayed over both.
-  Packet reply;
-  reply.type = PacketType::kProbeReply;
-  reply.dst_conn_id = eng_conn_;
-  reply.path_id = 1;
-  reply.probe = probe;
-  Feed(reply, PeerPlane1());
+  Feed(ReplyTo(out[0]), PeerPlane1());
   EXPECT_TRUE(Path(1).active);
   Feed(Ack(0, 4));
   infos.clear();
@@ -134,11 +139,7 @@ TEST_F(Planes, APeerCannotProveAPlaneAddressItDoesNotReceiveAt) {
   Open(true);
   std::vector<Packet> out = Drain(now_);
   ASSERT_EQ(out.size(), 1u);
-  Packet reply;
-  reply.type = PacketType::kProbeReply;
-  reply.dst_conn_id = eng_conn_;
-  reply.path_id = 1;
-  reply.probe = out[0].probe;
+  Packet reply = ReplyTo(out[0]);
   // The right number from the peer's plane-0 address: not where the probe went.
   const uint64_t wrong_source = eng_->stats().rx_wrong_source;
   Feed(reply, PeerIp());
@@ -181,12 +182,7 @@ TEST_F(Planes, TheCExtensionApiShowsPlanesAndPaths) {
   // Plane 1 proven: both up.
   std::vector<Packet> out = Drain(now_);
   ASSERT_EQ(out.size(), 1u);
-  Packet reply;
-  reply.type = PacketType::kProbeReply;
-  reply.dst_conn_id = eng_conn_;
-  reply.path_id = 1;
-  reply.probe = out[0].probe;
-  Feed(reply, PeerPlane1());
+  Feed(ReplyTo(out[0]), PeerPlane1());
   EXPECT_EQ(mr_ext_c_planes_up(e, eng_conn_), 2);
   mr_ext_plane planes[MR_EXT_MAX_PLANES];
   size_t total = 0;
