@@ -48,6 +48,26 @@ struct DeviceEndpoint {
     return absl::OkStatus();
   }
 
+  /**
+   * Posts a WRITE of @p len bytes at @p off of its buffer to @p remote_off of
+   * the buffer (rkey @p rkey) at @p remote_va.
+   */
+  absl::Status PostWrite(uint64_t wr_id, size_t off, uint32_t len, uint64_t remote_va,
+                         uint32_t rkey) {
+    transport::SendWr w;
+    w.wr_id = wr_id;
+    w.opcode = transport::Opcode::kWrite;
+    w.sg.push_back({Addr(off), len, mr.lkey});
+    w.remote_addr = remote_va;
+    w.rkey = rkey;
+    return dev->engine().PostSend(dev->Now(), qpn, w);
+  }
+  /** The same, into @p peer's buffer at @p remote_off. */
+  absl::Status PostWrite(uint64_t wr_id, size_t off, uint32_t len, const DeviceEndpoint& peer,
+                         size_t remote_off) {
+    return PostWrite(wr_id, off, len, peer.Addr(remote_off), peer.mr.rkey);
+  }
+
   /** Connects its QP to @p peer's. */
   absl::Status Connect(const DeviceEndpoint& peer) {
     return dev->engine().ConnectQp(qpn, peer.dev->address(), peer.qpn);

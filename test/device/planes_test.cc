@@ -67,13 +67,7 @@ class DevicePlanes : public ::testing::Test {
     Host& a = hosts_[0];
     Host& b = hosts_[1];
     for (size_t i = 0; i < kBytes; i++) a.buf[i] = static_cast<uint8_t>(i * 13 + 5);
-    SendWr wr;
-    wr.wr_id = 1;
-    wr.opcode = Opcode::kWrite;
-    wr.sg.push_back({reinterpret_cast<uint64_t>(a.buf.data()), kBytes, a.mr.lkey});
-    wr.remote_addr = reinterpret_cast<uint64_t>(b.buf.data());
-    wr.rkey = b.mr.rkey;
-    ASSERT_TRUE(a.dev->engine().PostSend(a.dev->Now(), a.qpn, wr).ok());
+    ASSERT_TRUE(a.PostWrite(1, 0, kBytes, b, 0).ok());
     const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     while (a.done.empty() && std::chrono::steady_clock::now() < end) {
       for (Host& h : hosts_) h.Poll();

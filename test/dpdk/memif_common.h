@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "device_endpoint.h"
 #include "mr_device.h"
 
 namespace metaroce::testing::memif {
@@ -45,13 +46,7 @@ inline transport::PeerAddr PeerOf(bool server) {
 }
 
 /** One side: a device, a QP, a buffer registered for everything. */
-struct Host {
-  std::unique_ptr<Device> dev;
-  uint32_t pd = 0, cq = 0, qpn = 0;
-  std::vector<uint8_t> buf;
-  transport::MrInfo mr;
-  std::vector<transport::Completion> done;
-
+struct Host : DeviceEndpoint {
   /** @p mtu above 1500: jumbo frames, as chains of memif buffers; payloads of 4 KiB. */
   absl::Status Open(bool server, const std::string& socket, uint32_t mtu) {
     DeviceConfig cfg;
@@ -63,26 +58,7 @@ struct Host {
     cfg.engine.conn_fail_after_ns = 10'000'000'000;
     auto d = Device::Open(cfg);
     if (!d.ok()) return d.status();
-    dev = std::move(*d);
-    transport::Engine& e = dev->engine();
-    pd = *e.AllocPd();
-    cq = *e.CreateCq(4096);
-    transport::QpAttr qa;
-    qa.pd = pd;
-    qa.send_cq = qa.recv_cq = cq;
-    qpn = *e.CreateQp(qa);
-    buf.resize(kMemBytes);
-    auto m = e.RegMr(pd, Addr(0), buf.size(), transport::access::kAll);
-    if (!m.ok()) return m.status();
-    mr = *m;
-    return absl::OkStatus();
-  }
-  uint64_t Addr(size_t off) { return reinterpret_cast<uint64_t>(buf.data()) + off; }
-  void Poll() {
-    dev->Poll();
-    transport::Completion c[16];
-    size_t k;
-    while ((k = dev->engine().PollCq(cq, c)) > 0) done.insert(done.end(), c, c + k);
+    return Init(std::move(*d), kMemBytes);
   }
 };
 

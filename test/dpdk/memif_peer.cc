@@ -52,13 +52,7 @@ int main(int argc, char** argv) {
   for (uint32_t i = 0; i < kSendBytes; i++) {
     h.buf[kWriteBytes + i] = static_cast<uint8_t>(255 - i % 251);
   }
-  transport::SendWr w;
-  w.wr_id = 1;
-  w.opcode = transport::Opcode::kWrite;
-  w.sg.push_back({h.Addr(0), kWriteBytes, h.mr.lkey});
-  w.remote_addr = addr + 4096;
-  w.rkey = rkey;
-  if (!e.PostSend(h.dev->Now(), h.qpn, w).ok()) return 6;
+  if (!h.PostWrite(1, 0, kWriteBytes, addr + 4096, rkey).ok()) return 6;
   transport::SendWr sw;
   sw.wr_id = 2;
   sw.opcode = transport::Opcode::kSend;

@@ -298,13 +298,7 @@ TEST_P(DpdkDevices, WriteFourMebibytesAndSendRecv) {
   EXPECT_EQ(a.dev->port_info().mac.bytes, (std::array<uint8_t, 6>{2, 0, 0, 0, 0, 1}));
   for (size_t i = 0; i < kWriteBytes; i++) a.buf[i] = static_cast<uint8_t>(i * 131 + (i >> 12));
 
-  SendWr w;
-  w.wr_id = 1;
-  w.opcode = Opcode::kWrite;
-  w.sg.push_back({a.Addr(0), kWriteBytes, a.mr.lkey});
-  w.remote_addr = b.Addr(4096);
-  w.rkey = b.mr.rkey;
-  ASSERT_TRUE(a.dev->engine().PostSend(a.dev->Now(), a.qpn, w).ok());
+  ASSERT_TRUE(a.PostWrite(1, 0, kWriteBytes, b, 4096).ok());
   ASSERT_TRUE(RunUntil(a, 1)) << "WRITE did not complete";
   EXPECT_EQ(a.done[0].status, WcStatus::kSuccess) << WcStatusName(a.done[0].status);
   EXPECT_EQ(a.done[0].wr_id, 1u);
@@ -388,13 +382,7 @@ TEST(DpdkPlanes, AWriteIsSprayedOverTwoEthdevsPerHost) {
   Host& a = hosts[0];
   Host& b = hosts[1];
   for (size_t i = 0; i < kWriteBytes; i++) a.buf[i] = static_cast<uint8_t>(i * 7 + (i >> 10));
-  SendWr w;
-  w.wr_id = 1;
-  w.opcode = Opcode::kWrite;
-  w.sg.push_back({a.Addr(0), kWriteBytes, a.mr.lkey});
-  w.remote_addr = b.Addr(0);
-  w.rkey = b.mr.rkey;
-  ASSERT_TRUE(a.dev->engine().PostSend(a.dev->Now(), a.qpn, w).ok());
+  ASSERT_TRUE(a.PostWrite(1, 0, kWriteBytes, b, 0).ok());
   const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (a.done.empty() && std::chrono::steady_clock::now() < end) {
     a.Poll();
