@@ -94,6 +94,12 @@ absl::StatusOr<Dict> Answer(absl::string_view cmd, absl::string_view params,
     if (!s.ok()) return s.status();
     return FormatPaths(*s, static_cast<uint32_t>(p[1]), p.size() > 2 ? p[2] : 0);
   }
+  if (cmd == kCmdAllocator) {
+    if (!ParseParams(params, 1, 2, &p)) return absl::InvalidArgumentError("usage: ENGINE[,FIRST]");
+    absl::StatusOr<Snapshot> s = EngineSnapshot(p[0]);
+    if (!s.ok()) return s.status();
+    return FormatAllocator(*s, p.size() > 1 ? p[1] : 0);
+  }
   return absl::NotFoundError(absl::StrCat("unknown command ", cmd));
 }
 
@@ -130,6 +136,7 @@ absl::Status RegisterCommands() {
         {kCmdStats, "MetaRoCE engine counters and drops. Parameters: engine"},
         {kCmdConns, "MetaRoCE connections. Parameters: engine[,first]"},
         {kCmdPaths, "MetaRoCE paths of a connection. Params: engine,conn[,first]"},
+        {kCmdAllocator, "MetaRoCE fair-share allocator. Parameters: engine[,first]"},
     };
     for (const auto& c : commands) {
       const int rc = rte_telemetry_register_cmd(c.cmd, TelemetryCallback, c.help);

@@ -163,6 +163,33 @@ Dict FormatConns(const Snapshot& s, size_t first) {
   return d;
 }
 
+Dict FormatAllocator(const Snapshot& s, size_t first) {
+  const transport::ShareInfo& a = s.share;
+  Dict d;
+  const size_t total = a.senders.size();
+  const size_t begin = std::min(first, total);
+  const size_t end = std::min(total, begin + kSharesPerReply);
+  d.AddU64("engine", s.engine);
+  d.AddU64("capacity_mbps", a.capacity_mbps);
+  d.AddU64("interval_ns", a.interval_ns);
+  d.AddU64("level_mbps", a.level_mbps);
+  d.AddU64("measured", a.measured);
+  d.AddU64("listed", a.listed);
+  d.AddU64("total", total);
+  d.AddU64("first", begin);
+  d.AddU64("next", end);
+  Dict& senders = d.AddDict("senders");
+  for (size_t i = begin; i < end; i++) {
+    const transport::ShareInfo::Sender& x = a.senders[i];
+    Dict& e = senders.AddDict(absl::StrCat(x.conn_id));
+    e.AddString("peer_ip", x.peer.ip.ToString());
+    e.AddU64("peer_udp_port", x.peer.udp_port);
+    e.AddU64("measured_mbps", x.measured_mbps);
+    e.AddU64("hint_mbps", x.hint_mbps);
+  }
+  return d;
+}
+
 absl::StatusOr<Dict> FormatPaths(const Snapshot& s, uint32_t conn_id, size_t first) {
   auto it = std::find_if(s.conns.begin(), s.conns.end(),
                          [&](const ConnInfo& c) { return c.conn_id == conn_id; });

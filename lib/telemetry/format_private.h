@@ -42,6 +42,9 @@ Dict FormatEngines(const std::vector<std::pair<uint32_t, std::string>>& engines)
 /** /metaroce/stats: engine counters, drops by reason, port counters; @p now for the age. */
 Dict FormatStats(const Snapshot& s, transport::TimeNs now);
 
+/** /metaroce/allocator: the allocator, and senders [first, first + kSharesPerReply). */
+Dict FormatAllocator(const Snapshot& s, size_t first);
+
 /** /metaroce/conns: connections [first, first + kConnsPerReply) in engine order. */
 Dict FormatConns(const Snapshot& s, size_t first);
 

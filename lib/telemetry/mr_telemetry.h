@@ -16,6 +16,8 @@
  * - /metaroce/conns,ENGINE[,FIRST]         per connection figures, kConnsPerReply at a time
  * - /metaroce/paths,ENGINE,CONN[,FIRST]    per path figures of a connection, kPathsPerReply at a
  * time
+ * - /metaroce/allocator,ENGINE[,FIRST]     the receiver's fair-share allocator and the senders it
+ *   gives hints to, kSharesPerReply at a time
  *
  * The commands are registered whether or not EAL runs; they are served only
  * once EAL has started its telemetry thread (the DPDK driver's EAL, a
@@ -46,6 +48,8 @@ inline constexpr transport::TimeNs kTelemetryPublishNs = 10'000'000;
 inline constexpr size_t kConnsPerReply = 16;
 /** Paths in one /metaroce/paths reply. */
 inline constexpr size_t kPathsPerReply = 32;
+/** Senders in one /metaroce/allocator reply. */
+inline constexpr size_t kSharesPerReply = 64;
 /** Longest reply DPDK 22.11's telemetry sends (MAX_OUTPUT_LEN in lib/telemetry). */
 inline constexpr size_t kMaxReplyBytes = 16 * 1024;
 
@@ -53,6 +57,7 @@ inline constexpr char kCmdEngines[] = "/metaroce/engines";
 inline constexpr char kCmdStats[] = "/metaroce/stats";
 inline constexpr char kCmdConns[] = "/metaroce/conns";
 inline constexpr char kCmdPaths[] = "/metaroce/paths";
+inline constexpr char kCmdAllocator[] = "/metaroce/allocator";
 
 /** One engine's figures at one instant, as its polling thread published them. */
 struct Snapshot {
@@ -64,6 +69,7 @@ struct Snapshot {
   bool has_port = false;  ///< port counters were given
   port::PortStats port;
   std::vector<transport::ConnInfo> conns;
+  transport::ShareInfo share;
 };
 
 /** A change between two snapshots worth a log line. */

@@ -144,6 +144,7 @@ bool Publisher::Publish(transport::TimeNs now, const transport::Engine& engine,
   next_.has_port = port != nullptr;
   next_.port = port != nullptr ? *port : port::PortStats{};
   next_.conns = engine.GetConnections();
+  next_.share = engine.GetShareInfo();
   {
     std::unique_lock<std::mutex> lock(slot_->mu, std::try_to_lock);
     if (!lock.owns_lock()) return false;  // a reader is copying it: the next poll tries again

@@ -254,10 +254,11 @@ struct Connection {
   uint32_t closed_next = 0;
   uint32_t closed_acks = 0;  ///< entries of closed with ack_pending
   // The receiver's fair share (fair_share.cc): this connection as a sender to us ...
-  uint64_t share_bytes = 0;     ///< bytes of its data packets in the current interval
-  bool share_listed = false;    ///< on share_senders
-  TimeNs share_until = 0;       ///< its ACKs carry our hint until (it sent recently)
-  uint32_t hint_sent_mbps = 0;  ///< in our last ACK (observability)
+  uint64_t share_bytes = 0;      ///< bytes of its data packets in the current interval
+  bool share_listed = false;     ///< on share_senders
+  TimeNs share_until = 0;        ///< its ACKs carry our hint until (it sent recently)
+  uint32_t hint_sent_mbps = 0;   ///< in our last ACK (observability)
+  uint32_t share_last_mbps = 0;  ///< its rate over the last allocation interval (observability)
   // ... and the peer's hint for what we send.
   uint32_t peer_hint_mbps = 0;  ///< 0: no limit
   TimeNs pace_at = 0;           ///< no data packet before (the pacer at the peer's hint)
@@ -410,6 +411,7 @@ class EngineImpl {
   size_t PollCq(uint32_t cq, std::span<Completion> out);
   std::vector<PathInfo> GetPaths(const wire::IpAddr& ip, uint16_t udp_port) const;
   std::vector<ConnInfo> GetConnections() const;  // introspect.cc
+  ShareInfo GetShareInfo() const;                // introspect.cc
 
   // rx.cc: packets in.
   void OnFrame(TimeNs now, std::span<const uint8_t> frame);

@@ -40,6 +40,27 @@ PathInfo EngineImpl::PathInfoOf(const TxPath& p) {
 
 std::vector<ConnInfo> Engine::GetConnections() const { return impl_->GetConnections(); }
 
+ShareInfo Engine::GetShareInfo() const { return impl_->GetShareInfo(); }
+
+ShareInfo EngineImpl::GetShareInfo() const {
+  ShareInfo si;
+  si.capacity_mbps = cfg.rx_capacity_mbps;
+  if (cfg.rx_capacity_mbps == 0) return si;
+  si.interval_ns = ShareIntervalNs();
+  si.level_mbps = share_mbps;
+  si.measured = static_cast<uint32_t>(share_last_senders);
+  si.listed = static_cast<uint32_t>(share_senders.size());
+  for (uint32_t id : conn_order) {
+    auto it = conns.find(id);
+    if (it == conns.end()) continue;
+    const Connection& c = *it->second;
+    const uint32_t hint = HintFor(seen_now, &c);
+    if (hint == 0) continue;
+    si.senders.push_back({c.local_id, c.peer, c.share_last_mbps, hint});
+  }
+  return si;
+}
+
 std::vector<ConnInfo> EngineImpl::GetConnections() const {
   std::vector<ConnInfo> v;
   v.reserve(conn_order.size());

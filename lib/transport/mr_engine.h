@@ -325,6 +325,22 @@ struct ConnInfo {
   std::vector<PlaneInfo> planes;  ///< planes in use (min of both ends'; one until up)
 };
 
+/** The receiver's fair-share allocator (doc/congestion.md), for telemetry and tests. */
+struct ShareInfo {
+  uint64_t capacity_mbps = 0;  ///< EngineConfig::rx_capacity_mbps (0: no hints)
+  TimeNs interval_ns = 0;      ///< the allocation interval now
+  uint32_t level_mbps = 0;     ///< the max-min level of the last allocation (0: none yet)
+  uint32_t measured = 0;       ///< senders the last allocation was computed over
+  uint32_t listed = 0;         ///< senders with data in the current interval
+  struct Sender {
+    uint32_t conn_id = 0;
+    PeerAddr peer;
+    uint32_t measured_mbps = 0;  ///< its rate over the last interval
+    uint32_t hint_mbps = 0;      ///< what its ACKs carry now (0: none)
+  };
+  std::vector<Sender> senders;  ///< connections whose ACKs carry a hint now, in engine order
+};
+
 /** An asynchronous event (as ibv_async_event): something went wrong outside a completion. */
 struct AsyncEvent {
   enum class Type : uint8_t {
@@ -437,6 +453,8 @@ class Engine {
    * QP refers to them). Allocates: for telemetry snapshots, not per packet.
    */
   std::vector<ConnInfo> GetConnections() const;
+  /** The fair-share allocator's state at the latest PollTx() time. Allocates. */
+  ShareInfo GetShareInfo() const;
 
  private:
   explicit Engine(std::unique_ptr<EngineImpl> impl);

@@ -437,6 +437,8 @@ void EngineImpl::AccountShare(TimeNs now, Connection* c) {
       Connection* s = FindConn(id);
       if (s == nullptr || !s->share_listed) continue;
       share_rates_.push_back(s->share_bytes * 8'000 / span);  // bytes per ns x 8000 = Mbit/s
+      s->share_last_mbps =
+          static_cast<uint32_t>(std::min<uint64_t>(share_rates_.back(), UINT32_MAX));
       s->share_bytes = 0;
       s->share_listed = false;
       s->share_until = now + 2 * interval;

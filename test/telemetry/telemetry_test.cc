@@ -406,6 +406,17 @@ Snapshot Widest(size_t conns, size_t paths) {
     }
     s.conns.push_back(c);
   }
+  s.share.capacity_mbps = UINT64_MAX;
+  s.share.interval_ns = UINT64_MAX;
+  s.share.level_mbps = s.share.measured = s.share.listed = UINT32_MAX;
+  for (size_t i = 0; i < conns; i++) {
+    transport::ShareInfo::Sender x;
+    x.conn_id = UINT32_MAX - static_cast<uint32_t>(i);
+    wire::IpAddr::Parse("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", &x.peer.ip);
+    x.peer.udp_port = UINT16_MAX;
+    x.measured_mbps = x.hint_mbps = UINT32_MAX;
+    s.share.senders.push_back(x);
+  }
   return s;
 }
 
@@ -423,6 +434,13 @@ TEST(Format, EveryReplyFitsDpdksOutputBuffer) {
   ASSERT_TRUE(paths.ok());
   EXPECT_EQ(paths->Sub("paths")->size(), kPathsPerReply);
   EXPECT_LT(ReplyBytes(kCmdPaths, *paths), kMaxReplyBytes);
+  const Snapshot many = Widest(kSharesPerReply + 7, 0);
+  const Dict alloc = FormatAllocator(many, 0);
+  EXPECT_EQ(alloc.Sub("senders")->size(), kSharesPerReply);
+  EXPECT_EQ(*alloc.U64("total"), kSharesPerReply + 7);
+  EXPECT_EQ(*alloc.U64("next"), kSharesPerReply);
+  EXPECT_LT(ReplyBytes(kCmdAllocator, alloc), kMaxReplyBytes);
+  EXPECT_EQ(FormatAllocator(many, kSharesPerReply).Sub("senders")->size(), 7u);
   // Many engines with the longest names: as many as fit, then a count of the rest.
   std::vector<std::pair<uint32_t, std::string>> engines;
   for (uint32_t i = 0; i < 300; i++) engines.emplace_back(UINT32_MAX - i, std::string(127, 'e'));
@@ -431,7 +449,7 @@ TEST(Format, EveryReplyFitsDpdksOutputBuffer) {
   ASSERT_NE(e.U64("more"), nullptr);
   EXPECT_EQ(e.size() - 1 + *e.U64("more"), engines.size());
   // And every one of them goes into an rte_tel_data (keys valid, within DPDK's limits).
-  for (const Dict* d : std::vector<const Dict*>{&conns, &*paths, &e}) {
+  for (const Dict* d : std::vector<const Dict*>{&conns, &*paths, &e, &alloc}) {
     rte_tel_data* t = rte_tel_data_alloc();
     std::vector<rte_tel_data*> containers;
     EXPECT_EQ(d->Fill(t, &containers), 0);

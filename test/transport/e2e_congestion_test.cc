@@ -214,6 +214,8 @@ struct IncastResult {
   uint64_t max_queue = 0;    ///< largest occupancy of the receiver's downlink after convergence
   uint64_t first_queue = 0;  ///< largest occupancy before
   uint64_t drops = 0;
+  size_t share_senders = 0;       ///< senders the receiver's allocator gives hints to at the end
+  uint32_t share_level_mbps = 0;  ///< its max-min level then
 };
 
 /** Rate windows of about 15 packets per sender at an equal share: 5 us per sender. */
@@ -324,6 +326,9 @@ IncastResult RunIncast(uint32_t senders, bool hints, uint64_t seed,
     m = std::max(m, q);
   }
   r.drops = fabric.total_drops(sim::DropCause::kQueueFull);
+  const tr::ShareInfo share = rx.engine().GetShareInfo();
+  r.share_senders = share.senders.size();
+  r.share_level_mbps = share.level_mbps;
   return r;
 }
 
@@ -344,6 +349,10 @@ TEST(Incast, HintsGiveEverySenderItsShareSoonerAndKeepTheQueueShort) {
         kBdpBytes, off.first_queue, on.first_queue, off.gbps, on.gbps, off.drops, on.drops);
     EXPECT_LT(on.converged_us, off.converged_us);
     EXPECT_GE(on.jain, 0.99);
+    // The allocator, as telemetry shows it: every sender, at an equal part of the capacity.
+    EXPECT_EQ(on.share_senders, n);
+    EXPECT_NEAR(on.share_level_mbps, kLinkMbps * 98 / 100 / n, 0.1 * kLinkMbps / n);
+    EXPECT_EQ(off.share_senders, 0u);
     EXPECT_GE(on.gbps, 0.97 * off.gbps);
     // 32 senders' first round trip (3.2 MB of connection windows) overflows
     // the 1 MB buffer before any hint, and the queue it leaves drains only
