@@ -305,7 +305,7 @@ const std::vector<Key>& Keys() {
           "congestion signal (doc/congestion.md); 0: the full window at once"),
       Num("engine", "rx_capacity_mbps", FIELD(engine.rx_capacity_mbps), 0, UINT32_MAX, kCount,
           "inbound capacity in Mbit/s, shared fairly among the senders and sent in every ACK "
-          "as each one's rate hint (split evenly over the shards); 0: no hints"),
+          "as each one's rate hint (divided among the shards by their senders); 0: no hints"),
       Num("engine", "cc_delay_target_us", FIELD(engine.cc_delay_target_ns), 0, 60'000'000, kUs,
           "queueing delay above the base RTT at which a path's window shrinks, where nothing "
           "marks CE (doc/congestion.md); below rto_max_us; 0: off"),

@@ -164,6 +164,12 @@ class Shard {
   size_t TakeHandoffs();                  ///< the packets other shards handed to this one
   /** A telemetry snapshot of its engine when one is due (every loop iteration asks). */
   void PublishIfDue();
+  /**
+   * Publishes how many senders its engine's fair share counts and takes its
+   * part of the host's capacity by the count over every shard (every loop
+   * iteration; lock-free: a relaxed atomic per shard).
+   */
+  void ShareCapacity();
   /** A packet for this shard's engine: a frame, or a datagram with its addresses. */
   void Deliver(transport::TimeNs now, std::span<const uint8_t> data, const wire::FrameInfo& addr);
   size_t PollTx();
@@ -181,6 +187,7 @@ class Shard {
   std::unique_ptr<ShardState> st_;
   ShardStats stats_;
   mutable std::atomic<transport::TimeNs> last_now_{0};  // what Now() returned last
+  uint64_t capacity_mbps_ = 0;  ///< its engine's part of the host's capacity (0: hints off)
 };
 
 /** N shards on one port spec, run by one thread each. */
@@ -252,6 +259,11 @@ class Runtime {
   transport::TimeNs base_ns_ = 0;
   std::vector<std::unique_ptr<port::Port>> ports_;  // destroyed after the shards
   std::vector<std::unique_ptr<Shard>> shards_;
+  /** Senders each shard's fair share counts (Shard::ShareCapacity), a cache line each. */
+  struct alignas(64) ShareCount {
+    std::atomic<uint32_t> senders{0};
+  };
+  std::unique_ptr<ShareCount[]> share_counts_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> running_{false};
   std::atomic<uint16_t> apps_done_{0};

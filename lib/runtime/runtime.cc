@@ -134,6 +134,7 @@ absl::StatusOr<std::unique_ptr<Runtime>> Runtime::Open(const RuntimeConfig& cfg)
                                                    " pass 65535; give a lower udp_port"));
   }
   rt->InitClock();  // EAL, if a driver needed it, is up now
+  rt->share_counts_ = std::make_unique<ShareCount[]>(n);
 
   for (uint16_t i = 0; i < n; i++) {
     std::unique_ptr<Shard> s(new Shard());
@@ -154,9 +155,11 @@ absl::StatusOr<std::unique_ptr<Runtime>> Runtime::Open(const RuntimeConfig& cfg)
       return absl::Status(st.code(), absl::StrCat("runtime: shard ", i, ": ", st.message()));
     }
     // Each shard shares out its part of the host's inbound capacity among
-    // the senders it serves (one allocator over every shard is not done yet).
+    // the senders it serves: an equal part to start, then in proportion to
+    // its senders (Shard::ShareCapacity).
     if (cfg.engine.rx_capacity_mbps != 0) {
-      ec->rx_capacity_mbps = std::max<uint64_t>(cfg.engine.rx_capacity_mbps / n, 1);
+      ec->rx_capacity_mbps = ShardCapacityMbps(cfg.engine.rx_capacity_mbps, 0, 0, n);
+      s->capacity_mbps_ = ec->rx_capacity_mbps;
     }
     ec->qpn_tag_bits = cfg.qpn_shard_bits;
     ec->qpn_tag = cfg.qpn_shard_bits != 0 ? i : 0;
@@ -295,6 +298,7 @@ void Runtime::ShardMain(uint16_t i, const std::function<bool(Shard&)>& app) {
       app_done = true;
       apps_done_.fetch_add(1, std::memory_order_acq_rel);
     }
+    s.ShareCapacity();
     work += s.PollTx();
     s.PublishIfDue();
     s.stats_.iterations.Add(1);

@@ -24,7 +24,9 @@ transport::PeerAddr Shard::address() const {
 }
 
 size_t Shard::Poll() {
-  const size_t work = PollRx() + PollTx();
+  size_t work = PollRx();
+  ShareCapacity();
+  work += PollTx();
   PublishIfDue();
   stats_.iterations.Add(1);
   if (work == 0) stats_.idle_polls.Add(1);
@@ -51,6 +53,18 @@ void Shard::HandToShard(uint16_t to, const transport::TxSlot& t, const wire::Fra
   }
   stats_.handoffs_out.Add(1);
   stats_.handoff_copies.Add(1);
+}
+
+void Shard::ShareCapacity() {
+  const uint16_t n = rt_->num_shards();
+  if (capacity_mbps_ == 0 || n == 1) return;
+  const uint32_t mine = engine_->ShareSenders();
+  rt_->share_counts_[index_].senders.store(mine, std::memory_order_relaxed);
+  uint64_t all = 0;
+  for (uint16_t i = 0; i < n; i++)
+    all += rt_->share_counts_[i].senders.load(std::memory_order_relaxed);
+  const uint64_t part = ShardCapacityMbps(rt_->cfg_.engine.rx_capacity_mbps, mine, all, n);
+  if (part != capacity_mbps_ && engine_->SetRxCapacity(part)) capacity_mbps_ = part;
 }
 
 void Shard::PublishIfDue() {

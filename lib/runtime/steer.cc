@@ -145,6 +145,14 @@ absl::StatusOr<std::string> SharedPortSpec(const port::PortArgs& args, uint16_t 
   return JoinSpec(a);
 }
 
+uint64_t ShardCapacityMbps(uint64_t host_mbps, uint32_t mine, uint64_t all, uint16_t num_shards) {
+  const uint64_t part =
+      all == 0    ? host_mbps / std::max<uint16_t>(num_shards, 1)
+      : mine == 0 ? host_mbps / (all + 1)
+                  : static_cast<uint64_t>(static_cast<unsigned __int128>(host_mbps) * mine / all);
+  return std::max<uint64_t>(part, 1);
+}
+
 absl::StatusOr<transport::EngineConfig> ShardEngineConfig(const transport::EngineConfig& base,
                                                           const port::PortInfo& info,
                                                           uint16_t udp_port, uint16_t index) {

@@ -498,6 +498,16 @@ size_t EngineImpl::PollCq(uint32_t cq, std::span<Completion> out) {
   return n;
 }
 
+uint32_t Engine::ShareSenders() const {
+  return static_cast<uint32_t>(std::max(impl_->share_last_senders, impl_->share_senders.size()));
+}
+
+bool Engine::SetRxCapacity(uint64_t mbps) {
+  if (impl_->cfg.rx_capacity_mbps == 0 || mbps == 0 || mbps > UINT32_MAX) return false;
+  impl_->cfg.rx_capacity_mbps = mbps;
+  return true;
+}
+
 std::vector<PathInfo> EngineImpl::GetPaths(const wire::IpAddr& ip, uint16_t udp_port) const {
   std::vector<PathInfo> v;
   auto it = conn_by_peer.find(PeerKey{ip, udp_port});

@@ -455,6 +455,18 @@ class Engine {
   std::vector<ConnInfo> GetConnections() const;
   /** The fair-share allocator's state at the latest PollTx() time. Allocates. */
   ShareInfo GetShareInfo() const;
+  /**
+   * Senders the fair share counts now: the more of those of the last
+   * allocation and those with data in the current interval.
+   */
+  uint32_t ShareSenders() const;
+  /**
+   * The inbound capacity to share out from the next allocation on: a runtime
+   * whose shards share one host's link sets each shard's part. False (and
+   * nothing changes) when hints are off (rx_capacity_mbps 0 at Create()) or
+   * @p mbps is 0 or above UINT32_MAX.
+   */
+  bool SetRxCapacity(uint64_t mbps);
 
  private:
   explicit Engine(std::unique_ptr<EngineImpl> impl);

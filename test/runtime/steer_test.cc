@@ -149,6 +149,19 @@ TEST(PortPerShard, OnlyTheUdpDriver) {
   EXPECT_FALSE(runtime::PortPerShard("rt_fake"));
 }
 
+TEST(ShardCapacityMbps, EverySenderOfTheHostGetsAnEqualPart) {
+  // 100 Gbit/s over 4 shards: equal parts before any sender.
+  EXPECT_EQ(runtime::ShardCapacityMbps(100'000, 0, 0, 4), 25'000u);
+  // 3 senders on this shard, 1 on another: 3/4 of the link here.
+  EXPECT_EQ(runtime::ShardCapacityMbps(100'000, 3, 4, 2), 75'000u);
+  EXPECT_EQ(runtime::ShardCapacityMbps(100'000, 1, 4, 2), 25'000u);
+  // A shard without senders keeps room for one that may come.
+  EXPECT_EQ(runtime::ShardCapacityMbps(100'000, 0, 4, 2), 20'000u);
+  // Never 0, never overflowing.
+  EXPECT_EQ(runtime::ShardCapacityMbps(1, 1, 4096, 16), 1u);
+  EXPECT_EQ(runtime::ShardCapacityMbps(UINT32_MAX, UINT32_MAX, UINT32_MAX, 16), UINT32_MAX);
+}
+
 TEST(ShardEngineConfig, AddressesPortSeedAndPayload) {
   port::PortInfo info;
   info.framing = Framing::kEthernet;

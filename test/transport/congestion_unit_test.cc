@@ -269,6 +269,25 @@ TEST(FairShare, WhenEverySenderIsLimitedElsewhereEachMayGrow) {
   EXPECT_EQ(Share(100'000, {0, 0, 0, 50'000}, 25'000), 100'000u);
 }
 
+TEST(FairShare, TheCapacityCanBeChangedOnlyWhereHintsAreOn) {
+  ProcessMemory mem;
+  EngineConfig cfg = BaseConfig();
+  auto off = Engine::Create(cfg, &mem);
+  ASSERT_TRUE(off.ok());
+  EXPECT_FALSE((*off)->SetRxCapacity(50'000));  // no hints: stays off
+  EXPECT_EQ((*off)->GetShareInfo().capacity_mbps, 0u);
+  cfg.rx_capacity_mbps = 100'000;
+  auto on = Engine::Create(cfg, &mem);
+  ASSERT_TRUE(on.ok());
+  EXPECT_EQ((*on)->GetShareInfo().capacity_mbps, 100'000u);
+  EXPECT_TRUE((*on)->SetRxCapacity(25'000));
+  EXPECT_EQ((*on)->GetShareInfo().capacity_mbps, 25'000u);
+  EXPECT_FALSE((*on)->SetRxCapacity(0));
+  EXPECT_FALSE((*on)->SetRxCapacity(uint64_t{UINT32_MAX} + 1));
+  EXPECT_EQ((*on)->GetShareInfo().capacity_mbps, 25'000u);
+  EXPECT_EQ((*on)->ShareSenders(), 0u);
+}
+
 TEST(FairShare, TheLargestFiguresDoNotOverflow) {
   EXPECT_EQ(Share(UINT32_MAX, {UINT64_MAX / 200, 0}), UINT32_MAX);
   EXPECT_EQ(Share(uint64_t{UINT32_MAX} * 4, {}), UINT32_MAX);  // clamped to the wire field
