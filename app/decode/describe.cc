@@ -126,15 +126,9 @@ std::vector<Field> Fields(const wire::Packet& p) {
       num("metaroce.conn.incarnation", c.incarnation);
       num("metaroce.conn.cookie", c.cookie);
       num("metaroce.conn.stream_window", c.stream_window);
-      for (size_t i = 0; i < c.num_planes && i < c.planes.size(); i++) {
-        uint8_t b[wire::kPlaneAddrBytes] = {};
-        if (c.planes[i].v6) {
-          std::memcpy(b, c.planes[i].bytes.data(), sizeof(b));
-        } else {
-          b[10] = b[11] = 0xff;
-          std::memcpy(b + 12, c.planes[i].bytes.data(), 4);
-        }
-        v.push_back({"metaroce.conn.plane", Hex(b), true, c.planes[i].ToString()});
+      for (size_t i = 0; i < c.num_planes && i < c.plane_bytes.size(); i++) {
+        v.push_back(
+            {"metaroce.conn.plane", Hex(c.plane_bytes[i]), true, wire::ConnPlane(c, i).ToString()});
       }
       break;
     }

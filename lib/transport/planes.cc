@@ -18,16 +18,16 @@ void EngineImpl::AnnouncePlanes(wire::ConnBody* b) const {
   if (local_planes.size() <= 1) return;
   b->capabilities |= wire::caps::kPlanes;
   b->num_planes = static_cast<uint8_t>(local_planes.size() - 1);
-  for (size_t i = 1; i < local_planes.size(); i++) b->planes[i - 1] = local_planes[i].ip;
+  for (size_t i = 1; i < local_planes.size(); i++) wire::SetConnPlane(b, i - 1, local_planes[i].ip);
 }
 
 bool EngineImpl::PlanesValid(const wire::IpAddr& peer_ip, const wire::ConnBody& b) const {
   if ((b.capabilities & wire::caps::kPlanes) == 0) return true;
   for (size_t i = 0; i < b.num_planes; i++) {
-    const wire::IpAddr& ip = b.planes[i];
+    const wire::IpAddr ip = wire::ConnPlane(b, i);
     if (ip.v6 != peer_ip.v6 || ip == peer_ip) return false;
     for (size_t j = 0; j < i; j++) {
-      if (b.planes[j] == ip) return false;
+      if (wire::ConnPlane(b, j) == ip) return false;
     }
   }
   return true;
@@ -38,7 +38,7 @@ void EngineImpl::AdoptPlanes(TimeNs now, Connection* c, const wire::ConnBody& b)
       (b.capabilities & wire::caps::kPlanes) != 0 ? size_t{1} + b.num_planes : 1;
   c->planes = static_cast<uint8_t>(std::min(local_planes.size(), peer_planes));
   for (uint8_t k = 1; k < c->planes; k++) {
-    c->peer_plane_ip[k] = b.planes[k - 1];
+    c->peer_plane_ip[k] = wire::ConnPlane(b, k - 1);
     c->peer_plane_mac[k] = c->peer.mac;  // until a frame arrives on the plane
   }
   for (TxPath& p : c->paths) {

@@ -118,6 +118,29 @@ IpAddr LoadPlane(const uint8_t* q) {
   return IpAddr::V6(b);
 }
 
+}  // namespace
+
+IpAddr ConnPlane(const ConnBody& c, size_t i) { return LoadPlane(c.plane_bytes[i].data()); }
+
+void SetConnPlane(ConnBody* c, size_t i, const IpAddr& a) {
+  StorePlane(a, c->plane_bytes[i].data());
+}
+
+bool operator==(const ConnBody& a, const ConnBody& b) {
+  if (a.src_conn_id != b.src_conn_id || a.nonce != b.nonce || a.min_version != b.min_version ||
+      a.max_version != b.max_version || a.reason != b.reason || a.num_paths != b.num_paths ||
+      a.max_payload != b.max_payload || a.capabilities != b.capabilities ||
+      a.udp_port != b.udp_port || a.incarnation != b.incarnation || a.cookie != b.cookie ||
+      a.stream_window != b.stream_window || a.num_planes != b.num_planes) {
+    return false;
+  }
+  const size_t n = std::min<size_t>(a.num_planes, a.plane_bytes.size());
+  return n == 0 ||
+         std::memcmp(a.plane_bytes.data(), b.plane_bytes.data(), n * kPlaneAddrBytes) == 0;
+}
+
+namespace {
+
 ParseError CheckConn(const Packet& p) {
   const ConnBody& c = p.conn;
   if (p.path_id != 0) return ParseError::kReservedNotZero;
@@ -128,9 +151,6 @@ ParseError CheckConn(const Packet& p) {
   const auto reason = static_cast<uint8_t>(c.reason);
   const bool opening = IsOpening(p.type);
   if (c.num_planes > kMaxPlanes - 1) return ParseError::kBadConnParameters;
-  for (size_t i = c.num_planes; i < c.planes.size(); i++) {
-    if (c.planes[i] != IpAddr{}) return ParseError::kReservedNotZero;
-  }
   if (c.num_planes != 0 && !opening) return ParseError::kPayloadNotAllowed;
   if (opening) {
     if (c.reason != ConnReason::kNone) return ParseError::kBadConnReason;
@@ -143,7 +163,7 @@ ParseError CheckConn(const Packet& p) {
       return ParseError::kBadConnParameters;
     }
     for (size_t i = 0; i < c.num_planes; i++) {
-      if (c.planes[i].IsUnspecified()) return ParseError::kBadConnParameters;
+      if (ConnPlane(c, i).IsUnspecified()) return ParseError::kBadConnParameters;
     }
   } else if (p.type == PacketType::kConnRetry) {
     // num_paths, max_payload, udp_port and stream_window are informational.
@@ -279,10 +299,9 @@ size_t EncodeTypeHeader(const Packet& p, uint8_t* out) {
       h.stream_window.set(c.stream_window);
       Store(q, h);
       q += sizeof(h);
-      for (size_t i = 0; i < std::min<size_t>(c.num_planes, c.planes.size()); i++) {
-        StorePlane(c.planes[i], q);
-        q += kPlaneAddrBytes;
-      }
+      const size_t planes = std::min<size_t>(c.num_planes, c.plane_bytes.size());
+      std::memcpy(q, c.plane_bytes.data(), planes * kPlaneAddrBytes);
+      q += planes * kPlaneAddrBytes;
       break;
     }
     case PacketClass::kInvalid: break;
@@ -409,9 +428,7 @@ ParseError DecodeTypeHeader(const uint8_t* in, size_t region, Packet* out) {
       }
       q += sizeof(h);
       c.num_planes = static_cast<uint8_t>(region / kPlaneAddrBytes);
-      for (size_t i = 0; i < c.planes.size(); i++) {
-        c.planes[i] = i < c.num_planes ? LoadPlane(q + i * kPlaneAddrBytes) : IpAddr{};
-      }
+      std::memcpy(c.plane_bytes.data(), q, region);
       out->payload = {};
       return ParseError::kOk;
     }

@@ -87,7 +87,8 @@ struct ProbeBody {
 
 /** Connection management body (CONN_REQ / CONN_ACCEPT / CONN_REJECT / CONN_CLOSE / CONN_RETRY). */
 struct ConnBody {
-  friend bool operator==(const ConnBody&, const ConnBody&) = default;
+  /** Every field, and the first num_planes plane addresses (the rest are not on the wire). */
+  friend bool operator==(const ConnBody& a, const ConnBody& b);
   uint32_t src_conn_id = 0;  ///< the sender's own id for this connection; never 0
   uint32_t nonce = 0;        ///< request's random value; ACCEPT/REJECT/CLOSE echo it
   uint8_t min_version = 0;   ///< lowest wire version the sender speaks
@@ -102,12 +103,23 @@ struct ConnBody {
   uint32_t stream_window = 0;  ///< REQ/ACCEPT: messages per stream the sender's receiver tracks
   /**
    * REQ/ACCEPT with caps::kPlanes: the addresses of the sender's planes
-   * 1..num_planes (plane 0 is the source address), in the extension. Entries
-   * past num_planes are not on the wire and must be zero.
+   * 1..num_planes (plane 0 is the source address), in the extension.
    */
   uint8_t num_planes = 0;
-  std::array<IpAddr, kMaxPlanes - 1> planes{};
+  /**
+   * Those addresses as the wire has them (IPv4 ones IPv4-mapped): read and
+   * write them with ConnPlane() / SetConnPlane(). Entries past num_planes
+   * are left uninitialized, so that the planes cost nothing to every other
+   * Packet made (a zeroed array of addresses cost ~130 instructions per data
+   * packet, in the Packets each one makes on its way).
+   */
+  std::array<std::array<uint8_t, kPlaneAddrBytes>, kMaxPlanes - 1> plane_bytes;
 };
+
+/** Plane @p i + 1's address in @p c (i < c.num_planes). */
+IpAddr ConnPlane(const ConnBody& c, size_t i);
+/** Sets plane @p i + 1's address in @p c (i < kMaxPlanes - 1; num_planes is the caller's). */
+void SetConnPlane(ConnBody* c, size_t i, const IpAddr& a);
 
 /** One decoded MetaRoCE packet. */
 struct Packet {

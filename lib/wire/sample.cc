@@ -131,9 +131,9 @@ void AddConversation(bool v6, std::vector<SamplePacket>* out) {
   Packet acc2 = acc;
   acc2.conn.capabilities = caps::kPlanes;
   acc2.conn.num_planes = 1;
-  acc2.conn.planes[0] =
-      v6 ? IpAddr::V6({0x20, 0x01, 0x0d, 0xb8, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x0b})
-         : IpAddr::V4(198, 51, 100, 11);
+  SetConnPlane(&acc2.conn, 0,
+               v6 ? IpAddr::V6({0x20, 0x01, 0x0d, 0xb8, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x0b})
+                  : IpAddr::V4(198, 51, 100, 11));
   add("conn_accept_planes", false, 0, acc2);
 
   Packet probe;

@@ -52,7 +52,7 @@ class Planes : public EngineUnitTest {
     if (peer_has_planes) {
       acc.conn.capabilities = wire::caps::kPlanes;
       acc.conn.num_planes = 1;
-      acc.conn.planes[0] = PeerPlane1();
+      wire::SetConnPlane(&acc.conn, 0, PeerPlane1());
     }
     Feed(acc);
   }
@@ -88,7 +88,7 @@ TEST_F(Planes, TheHandshakeNamesThePlanesAndPlaneOneIsProbedBeforeItCarriesData)
   Open(true);
   EXPECT_EQ(req_.conn.capabilities & wire::caps::kPlanes, wire::caps::kPlanes);
   ASSERT_EQ(req_.conn.num_planes, 1u);
-  EXPECT_EQ(req_.conn.planes[0], LocalPlane1());
+  EXPECT_EQ(wire::ConnPlane(req_.conn, 0), LocalPlane1());
   // Path 1 is on plane 1: probed from our plane-1 address to the peer's, with
   // an unguessable number.
   std::vector<wire::FrameInfo> infos;
@@ -242,8 +242,8 @@ TEST_F(EngineUnitTest, AConnReqWithAnUnusablePlaneListIsRejected) {
     Packet req = PeerReq(0x77, 0x99);
     req.conn.capabilities = wire::caps::kPlanes;
     req.conn.num_planes = 2;
-    req.conn.planes[0] = bad;
-    req.conn.planes[1] = bad == other ? other : wire::IpAddr::V4(10, 0, 0, 3);
+    wire::SetConnPlane(&req.conn, 0, bad);
+    wire::SetConnPlane(&req.conn, 1, bad == other ? other : wire::IpAddr::V4(10, 0, 0, 3));
     const uint64_t refused = eng_->stats().rx_conn_refused;
     Feed(req, wire::IpAddr::V4(10, 0, 0, 3));
     std::vector<Packet> out = Drain(now_);

@@ -342,8 +342,8 @@ TEST(Layout, ConnAcceptWithPlanes) {
   c.conn = {.src_conn_id = 9, .nonce = 1, .min_version = 1, .max_version = 1, .num_paths = 8,
             .max_payload = 4096, .capabilities = caps::kPlanes, .udp_port = 4792,
             .incarnation = 2, .stream_window = 0x100, .num_planes = 2};
-  c.conn.planes[0] = IpAddr::V4(198, 51, 100, 7);
-  c.conn.planes[1] = IpAddr::V4(203, 0, 113, 7);
+  SetConnPlane(&c.conn, 0, IpAddr::V4(198, 51, 100, 7));
+  SetConnPlane(&c.conn, 1, IpAddr::V4(203, 0, 113, 7));
   ExpectLayout(c, WithCrc({0x01, 0x31, 0, 0, 0, 0, 0, 7, 0, 0, 0, 0x20,  // payload_len 32
                            0, 0, 0, 9, 0, 0, 0, 1, 1, 1, 0, 0,
                            0x00, 0x08, 0x10, 0x00,                 // num_paths, max_payload
@@ -362,9 +362,11 @@ TEST(Codec, PlaneAddressesRoundTripInBothFamilies) {
     SCOPED_TRACE(name);
     Packet in = Sample(name).Get();
     in.conn.num_planes = kMaxPlanes - 1;
-    for (size_t i = 1; i < in.conn.planes.size(); i++) {
-      in.conn.planes[i] = in.conn.planes[0];
-      in.conn.planes[i].bytes[in.conn.planes[0].v6 ? 15 : 3] += static_cast<uint8_t>(i);
+    const IpAddr first = ConnPlane(in.conn, 0);
+    for (size_t i = 1; i < in.conn.num_planes; i++) {
+      IpAddr a = first;
+      a.bytes[first.v6 ? 15 : 3] += static_cast<uint8_t>(i);
+      SetConnPlane(&in.conn, i, a);
     }
     const auto bytes = Encode(in);
     EXPECT_EQ(bytes.size(),
@@ -372,7 +374,8 @@ TEST(Codec, PlaneAddressesRoundTripInBothFamilies) {
     Packet out;
     ASSERT_EQ(Parse(bytes, &out), ParseError::kOk);
     EXPECT_TRUE(Equivalent(in, out));
-    EXPECT_EQ(out.conn.planes[6], in.conn.planes[6]);
+    EXPECT_EQ(ConnPlane(out.conn, 6), ConnPlane(in.conn, 6));
+    EXPECT_EQ(ConnPlane(out.conn, 6).v6, first.v6);
     EXPECT_TRUE(out.payload.empty());
   }
 }
@@ -866,7 +869,7 @@ TEST(Reject, PlaneLists) {
   Packet out;
   Reseal(b);
   ASSERT_EQ(Parse(b, &out), ParseError::kOk);
-  EXPECT_TRUE(out.conn.planes[0].v6);
+  EXPECT_TRUE(ConnPlane(out.conn, 0).v6);
   for (const char* name : {"v4_conn_retry", "v4_conn_reject", "v4_conn_close"}) {
     b = Encode(Sample(name).Get());
     GrowRegion(b, kPlaneAddrBytes, 1);
@@ -875,7 +878,7 @@ TEST(Reject, PlaneLists) {
   // The encoder holds to the same rules.
   Packet p = Sample("v4_conn_close").Get();
   p.conn.num_planes = 1;
-  p.conn.planes[0] = IpAddr::V4(10, 0, 0, 1);
+  SetConnPlane(&p.conn, 0, IpAddr::V4(10, 0, 0, 1));
   std::vector<uint8_t> buf(256);
   EXPECT_FALSE(EncodeDatagram(p, buf).ok());
 }
