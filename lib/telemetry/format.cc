@@ -19,6 +19,20 @@ void AddPeer(Dict& d, const ConnInfo& c) {
   d.AddU64("peer_udp_port", c.peer.udp_port);
 }
 
+// A page of @p total items from @p first, at most @p per_reply: adds "total",
+// "first" and "next" to @p d and returns the items' [begin, end).
+struct Page {
+  size_t begin, end;
+};
+Page AddPage(Dict& d, size_t total, size_t first, size_t per_reply) {
+  const size_t begin = std::min(first, total);
+  const size_t end = std::min(total, begin + per_reply);
+  d.AddU64("total", total);
+  d.AddU64("first", begin);
+  d.AddU64("next", end);
+  return {begin, end};
+}
+
 }  // namespace
 
 Dict FormatEngines(const std::vector<std::pair<uint32_t, std::string>>& engines) {
@@ -107,15 +121,10 @@ Dict FormatStats(const Snapshot& s, transport::TimeNs now) {
 
 Dict FormatConns(const Snapshot& s, size_t first) {
   Dict d;
-  const size_t total = s.conns.size();
-  const size_t begin = std::min(first, total);
-  const size_t end = std::min(total, begin + kConnsPerReply);
   d.AddU64("engine", s.engine);
-  d.AddU64("total", total);
-  d.AddU64("first", begin);
-  d.AddU64("next", end);
+  const Page page = AddPage(d, s.conns.size(), first, kConnsPerReply);
   Dict& conns = d.AddDict("conns");
-  for (size_t i = begin; i < end; i++) {
+  for (size_t i = page.begin; i < page.end; i++) {
     const ConnInfo& c = s.conns[i];
     Dict& e = conns.AddDict(absl::StrCat(c.conn_id));
     AddPeer(e, c);
@@ -166,20 +175,15 @@ Dict FormatConns(const Snapshot& s, size_t first) {
 Dict FormatAllocator(const Snapshot& s, size_t first) {
   const transport::ShareInfo& a = s.share;
   Dict d;
-  const size_t total = a.senders.size();
-  const size_t begin = std::min(first, total);
-  const size_t end = std::min(total, begin + kSharesPerReply);
   d.AddU64("engine", s.engine);
   d.AddU64("capacity_mbps", a.capacity_mbps);
   d.AddU64("interval_ns", a.interval_ns);
   d.AddU64("level_mbps", a.level_mbps);
   d.AddU64("measured", a.measured);
   d.AddU64("listed", a.listed);
-  d.AddU64("total", total);
-  d.AddU64("first", begin);
-  d.AddU64("next", end);
+  const Page page = AddPage(d, a.senders.size(), first, kSharesPerReply);
   Dict& senders = d.AddDict("senders");
-  for (size_t i = begin; i < end; i++) {
+  for (size_t i = page.begin; i < page.end; i++) {
     const transport::ShareInfo::Sender& x = a.senders[i];
     Dict& e = senders.AddDict(absl::StrCat(x.conn_id));
     e.AddString("peer_ip", x.peer.ip.ToString());
@@ -198,18 +202,13 @@ absl::StatusOr<Dict> FormatPaths(const Snapshot& s, uint32_t conn_id, size_t fir
   }
   const ConnInfo& c = *it;
   Dict d;
-  const size_t total = c.paths.size();
-  const size_t begin = std::min(first, total);
-  const size_t end = std::min(total, begin + kPathsPerReply);
   d.AddU64("engine", s.engine);
   d.AddU64("conn", c.conn_id);
   AddPeer(d, c);
   d.AddString("state", transport::ConnStateName(c.state));
-  d.AddU64("total", total);
-  d.AddU64("first", begin);
-  d.AddU64("next", end);
+  const Page page = AddPage(d, c.paths.size(), first, kPathsPerReply);
   Dict& paths = d.AddDict("paths");
-  for (size_t i = begin; i < end; i++) {
+  for (size_t i = page.begin; i < page.end; i++) {
     const PathInfo& p = c.paths[i];
     Dict& e = paths.AddDict(absl::StrCat(p.path_id));
     e.AddU64("src_port", p.src_port);

@@ -43,7 +43,7 @@ enum mr_ext_conn_state {
 
 /** One connection (one per peer engine; every QP to that peer shares it). */
 struct mr_ext_conn {
-  uint32_t conn_id;  /**< local id, the key of the other queries */
+  uint32_t conn_id; /**< local id, the key of the other queries */
   uint32_t remote_conn_id;
   struct mr_ext_addr peer;
   uint16_t peer_udp_port;
