@@ -303,6 +303,9 @@ const std::vector<Key>& Keys() {
       Num("engine", "initial_window", FIELD(engine.initial_window_bytes), 0, UINT32_MAX, kBytes,
           "a new connection's congestion window, doubled per round trip until the first "
           "congestion signal (doc/congestion.md); 0: the full window at once"),
+      Num("engine", "pacing_gain_pct", FIELD(engine.pacing_gain_pct), 0, 1000, kCount,
+          "window pacing: send at this % of the congestion window per RTT, 101..1000 "
+          "(doc/congestion.md); 0: only the receiver's rate hint paces"),
       Num("engine", "rx_capacity_mbps", FIELD(engine.rx_capacity_mbps), 0, UINT32_MAX, kCount,
           "inbound capacity in Mbit/s, shared fairly among the senders and sent in every ACK "
           "as each one's rate hint (divided among the shards by their senders); 0: no hints"),

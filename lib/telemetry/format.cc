@@ -159,6 +159,7 @@ Dict FormatConns(const Snapshot& s, size_t first) {
     e.AddU64("cc_cuts", c.cc_cuts);
     e.AddU64("rate_hint_mbps", c.rate_hint_mbps);
     e.AddU64("peer_hint_mbps", c.peer_hint_mbps);
+    e.AddU64("pace_mbps", c.pace_mbps);
     e.AddU64("tx_pkts", c.tx_pkts);
     e.AddU64("tx_bytes", c.tx_bytes);
     e.AddU64("rx_pkts", c.rx_pkts);

@@ -11,7 +11,7 @@
 namespace metaroce::transport {
 
 void CcWindow::OnAck(const CcLimits& l, TimeNs now, TimeNs rtt, uint32_t acked_bytes,
-                     uint32_t acked_pkts, uint32_t marked_pkts, TimeNs delay_target) {
+                     uint32_t acked_pkts, uint32_t marked_pkts, TimeNs delay_target, bool held) {
   marked_pkts = std::min(marked_pkts, acked_pkts);  // a peer's counters cannot mark more
   if (now >= round_end) {
     // A round trip ended: alpha <- (1 - g) alpha + g F, F its marked fraction.
@@ -55,7 +55,7 @@ void CcWindow::OnAck(const CcLimits& l, TimeNs now, TimeNs rtt, uint32_t acked_b
   // Only a window that was in use grows (RFC 7661): a path the NIC's rate
   // or the spraying keeps below its window would otherwise grow without
   // bound, and its window would stop meaning anything.
-  if (uint64_t{inflight} + acked_bytes + l.mss_bytes < cwnd) return;
+  if (!held && uint64_t{inflight} + acked_bytes + l.mss_bytes < cwnd) return;
   // Slow start: every byte acknowledged, doubling per round trip. Then one
   // full packet per window's worth of bytes acknowledged: + 1 MSS per RTT.
   const uint64_t add =

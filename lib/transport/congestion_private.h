@@ -67,7 +67,7 @@ struct CcWindow {
    * settled bytes.
    */
   void OnAck(const CcLimits& l, TimeNs now, TimeNs rtt, uint32_t acked_bytes, uint32_t acked_pkts,
-             uint32_t marked_pkts, TimeNs delay_target = 0);
+             uint32_t marked_pkts, TimeNs delay_target = 0, bool held = false);
   /** A retransmission timeout: the path stalled; halve, as after a mark. */
   void OnTimeout(const CcLimits& l);
 };

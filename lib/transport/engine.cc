@@ -44,6 +44,12 @@ absl::Status CheckConfig(const EngineConfig& c) {
     return bad("cc_delay_target_ns must be below rto_max_ns (", c.rto_max_ns,
                " ns; 0 turns the delay signal off), not ", c.cc_delay_target_ns);
   }
+  if (c.pacing_gain_pct != 0 && (c.pacing_gain_pct <= 100 || c.pacing_gain_pct > 1000)) {
+    return bad(
+        "pacing_gain_pct must be 101..1000 (a pacer at or below window / RTT would "
+        "shrink what the window sends; 0 turns window pacing off), not ",
+        c.pacing_gain_pct);
+  }
   if (c.ack_every_pkts == 0) return bad("ack_every_pkts must be at least 1");
   if (c.keepalive_ns == 0 || c.keepalive_ns >= c.conn_fail_after_ns) {
     return bad("need 0 < keepalive_ns < conn_fail_after_ns (several keep-alives before failing)");

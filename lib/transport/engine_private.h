@@ -261,7 +261,11 @@ struct Connection {
   uint32_t share_last_mbps = 0;  ///< its rate over the last allocation interval (observability)
   // ... and the peer's hint for what we send.
   uint32_t peer_hint_mbps = 0;  ///< 0: no limit
-  TimeNs pace_at = 0;           ///< no data packet before (the pacer at the peer's hint)
+  // The pacer (rx.cc UpdatePacer, tx.cc Emit): min(window / RTT x gain, hint).
+  TimeNs srtt = 0;                ///< smoothed RTT of every path's samples (0: none yet)
+  uint32_t pace_mbps = 0;         ///< 0: not paced
+  uint32_t pace_burst_bytes = 0;  ///< window pacing: its credit after a pause (0: the hint's)
+  TimeNs pace_at = 0;             ///< no data packet before
   bool pace_armed = false;  ///< pace_at is a deadline: set by a send, cleared by the visit after
   TimeNs all_failed_since = kNever;
   // The delay signal (congestion.cc): queueing is RTT above the base.
@@ -603,9 +607,11 @@ class EngineImpl {
                        uint32_t rx_pkts, uint32_t ce_pkts);
   void AccountShare(TimeNs now, Connection* c);  ///< a data packet of rx_len bytes from c
   uint32_t HintFor(TimeNs now, const Connection* c) const;  ///< rate_hint of an ACK to c
-  /** Paced: the connection may not send data at @p now (its peer's hint). */
+  /** The pacer's rate after an ACK changed the window, the RTT or the hint. */
+  void UpdatePacer(Connection* c);
+  /** Paced: the connection may not send data at @p now (doc/congestion.md, "The pacer"). */
   bool Paced(const Connection* c, TimeNs now) const {
-    return c->peer_hint_mbps != 0 && c->pace_at > now;
+    return c->pace_mbps != 0 && c->pace_at > now;
   }
   void MarkAckPending(Connection* c, uint16_t path_id);
 

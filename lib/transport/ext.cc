@@ -110,6 +110,7 @@ extern "C" size_t mr_ext_query_conns(const mr_engine* engine, mr_ext_conn* out, 
     e.qps = c.num_qps;
     e.rate_hint_mbps = c.rate_hint_mbps;
     e.peer_hint_mbps = c.peer_hint_mbps;
+    e.pace_mbps = c.pace_mbps;
     e.tx_pkts = c.tx_pkts;
     e.rx_pkts = c.rx_pkts;
     e.retx_pkts = c.retx_pkts;

@@ -87,6 +87,8 @@ std::vector<ConnInfo> EngineImpl::GetConnections() const {
     ci.cc_cuts = c.cc.cuts;
     ci.rate_hint_mbps = c.hint_sent_mbps;
     ci.peer_hint_mbps = c.peer_hint_mbps;
+    ci.pace_mbps = c.pace_mbps;
+    ci.srtt_ns = c.srtt;
     ci.ce_rx_pkts = c.rx_ce_pkts;
     ci.paths.reserve(c.paths.size());
     for (const TxPath& p : c.paths) {

@@ -71,6 +71,14 @@ struct EngineConfig {
    */
   uint32_t initial_window_bytes = config::kInitialWindowBytes;
   /**
+   * Window pacing (doc/congestion.md, "Window pacing"): 101..1000, a
+   * connection sends at this share (in %) of its congestion window per
+   * smoothed RTT (config::kCcPacingGainPct, 120, is Linux's ratio), more in
+   * slow start, and at most at the peer's rate hint. 0 (the default, by
+   * measurement): the hint alone paces.
+   */
+  uint32_t pacing_gain_pct = 0;
+  /**
    * This host's inbound capacity, shared max-min among the senders of the
    * last interval and returned in every ACK as the sender's rate hint
    * (doc/congestion.md); the link rate, less what other traffic needs.
@@ -319,6 +327,8 @@ struct ConnInfo {
   uint64_t cc_cuts = 0;           ///< connection window decreases
   uint32_t rate_hint_mbps = 0;    ///< the share this receiver gives the peer; 0: no limit
   uint32_t peer_hint_mbps = 0;    ///< the share the peer gives us (its last ACK), paced to; 0: none
+  uint32_t pace_mbps = 0;         ///< the pacer's rate: min(window / RTT x gain, hint); 0: none
+  TimeNs srtt_ns = 0;             ///< smoothed RTT over all its paths' samples (0: none yet)
   uint64_t ce_rx_pkts = 0;        ///< CE-marked data packets received from the peer
   uint64_t ce_echoed_pkts = 0;    ///< CE marks the peer reported on our packets (sum of paths)
   std::vector<PathInfo> paths;    ///< local paths, by path id

@@ -59,6 +59,7 @@ struct mr_ext_conn {
   uint64_t rx_pkts;
   uint64_t retx_pkts;
   uint64_t lost_pkts;
+  uint32_t pace_mbps; /**< the pacer's rate: min(window / RTT x gain, peer hint); 0: none */
 };
 
 /** One plane of a connection. */

@@ -164,7 +164,12 @@ void EngineImpl::CongestionOnAck(TimeNs now, Connection* c, TxPath* path, uint32
                                   ? c->base_rtt + cfg.cc_delay_target_ns
                                   : 0;
   const uint64_t delay_cuts = path->cc.delay_cuts;
-  path->cc.OnAck(path_cc, now, rtt, acked_bytes, rx_pkts, ce_pkts, delay_target);
+  // Data the window pacer holds back keeps the windows "in use": without
+  // it, a paced connection's windows never grow (its inflight stays below
+  // them) and the pacer, a share above window / RTT, never rises either.
+  const bool held =
+      c->pace_burst_bytes != 0 && c->pace_at > now && (!c->ready.empty() || !c->retx.empty());
+  path->cc.OnAck(path_cc, now, rtt, acked_bytes, rx_pkts, ce_pkts, delay_target, held);
   stats.cc_delay_cuts += path->cc.delay_cuts - delay_cuts;
   // The connection's window answers congestion its paths share (the
   // receiver's link, our own): marks on more than half of its active paths
@@ -181,7 +186,7 @@ void EngineImpl::CongestionOnAck(TimeNs now, Connection* c, TxPath* path, uint32
     }
     if (2 * marked > active) conn_marks = ce_pkts;
   }
-  c->cc.OnAck(conn_cc, now, rtt, acked_bytes, rx_pkts, conn_marks);
+  c->cc.OnAck(conn_cc, now, rtt, acked_bytes, rx_pkts, conn_marks, 0, held);
   if (path->cc.congested_rounds < config::kCcRepathRounds) return;
   // Congested round after round while another path is clear: its route is
   // the hot one, not the receiver. Move it to another (PLB); it keeps its
@@ -194,6 +199,30 @@ void EngineImpl::CongestionOnAck(TimeNs now, Connection* c, TxPath* path, uint32
     stats.cc_repaths++;
     return;
   }
+}
+
+void EngineImpl::UpdatePacer(Connection* c) {
+  uint64_t mbps = c->peer_hint_mbps != 0 ? c->peer_hint_mbps : UINT32_MAX;
+  c->pace_burst_bytes = 0;
+  if (cfg.congestion_control && cfg.pacing_gain_pct != 0 && c->srtt != 0) {
+    // What the windows let out per round trip: the connection's, or its
+    // active paths' together where they hold less.
+    uint64_t paths = 0;
+    for (const TxPath& p : c->paths) paths += p.state == PathState::kActive ? p.cc.cwnd : 0;
+    const uint64_t window = std::min<uint64_t>(c->cc.cwnd, paths);
+    const uint64_t gain = c->cc.slow_start
+                              ? uint64_t{cfg.pacing_gain_pct} * config::kCcPacingSlowStartGainPct /
+                                    config::kCcPacingGainPct
+                              : cfg.pacing_gain_pct;
+    // bytes x 8000 / ns = Mbit/s, times gain / 100; never below 1 Mbit/s
+    // (0 would mean no pacer).
+    const uint64_t window_mbps = std::max<uint64_t>(window * 80 * gain / c->srtt, 1);
+    if (window_mbps < mbps) {
+      mbps = window_mbps;
+      c->pace_burst_bytes = static_cast<uint32_t>(window >> config::kCcPacingBurstShift);
+    }
+  }
+  c->pace_mbps = mbps >= UINT32_MAX ? 0 : static_cast<uint32_t>(mbps);
 }
 
 void EngineImpl::HandleAck(TimeNs now, Connection* c, const wire::Packet& p) {
@@ -218,6 +247,7 @@ void EngineImpl::HandleAck(TimeNs now, Connection* c, const wire::Packet& p) {
       path.srtt = (7 * path.srtt + r) / 8;
     }
     path.rto = RtoOf(path);
+    c->srtt = c->srtt == 0 ? r : (7 * c->srtt + r) / 8;
     if (r < c->base_rtt || now - c->base_rtt_at > config::kCcBaseRttWindowNs) {
       c->base_rtt = r;
       c->base_rtt_at = now;
@@ -275,6 +305,7 @@ void EngineImpl::HandleAck(TimeNs now, Connection* c, const wire::Packet& p) {
     path.progress_at = now;
   }
   CongestionOnAck(now, c, &path, acked_bytes, rx_new, ce_new);
+  UpdatePacer(c);
 
   for (uint32_t i = 0; i < a.num_stream_acks; i++) {
     Qp* qp = FindQp(a.stream_acks[i].stream_id);

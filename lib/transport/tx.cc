@@ -182,13 +182,15 @@ EngineImpl::Sent EngineImpl::SendChunk(TimeNs now, Connection* c, TxPath* path, 
   c->inflight++;
   path->cc.inflight += slot->len;
   c->cc.inflight += slot->len;
-  if (c->peer_hint_mbps != 0) {
+  if (c->pace_mbps != 0) {
     // The pacer: the next data packet goes when this one has left at the
-    // peer's hint (bytes x 8000 / Mbit/s = ns). A poll later than the
+    // pacer's rate (bytes x 8000 / Mbit/s = ns). A poll later than the
     // schedule keeps it, by up to one packet's time, so that the caller's
     // polling granularity costs no rate.
-    const TimeNs gap = uint64_t{slot->len} * 8'000 / c->peer_hint_mbps;
-    c->pace_at = std::max(c->pace_at, now - std::min(now, gap)) + gap;
+    const TimeNs gap = uint64_t{slot->len} * 8'000 / c->pace_mbps;
+    const TimeNs credit =
+        std::max<TimeNs>(gap, uint64_t{c->pace_burst_bytes} * 8'000 / c->pace_mbps);
+    c->pace_at = std::max(c->pace_at, now - std::min(now, credit)) + gap;
     c->pace_armed = true;
   }
   path->tx_pkts++;

@@ -265,6 +265,7 @@ TEST_F(SimPair, PublishThenEveryCommand) {
   EXPECT_GT(*conn->U64("cc_cuts"), 0u);         // the marks above cut the connection's window
   EXPECT_EQ(*conn->U64("rate_hint_mbps"), 0u);  // no rx_capacity_mbps: no hints
   EXPECT_EQ(*conn->U64("peer_hint_mbps"), 0u);
+  EXPECT_EQ(*conn->U64("pace_mbps"), 0u);  // no hint, no window pacing: not paced
   EXPECT_EQ(*conn->U64("path_failures"), 0u);
 
   // /metaroce/paths
@@ -382,7 +383,7 @@ Snapshot Widest(size_t conns, size_t paths) {
     c.peer_paths = UINT16_MAX;
     c.tx_pkts = c.tx_bytes = c.rx_pkts = c.rx_bytes = c.retx_pkts = c.lost_pkts = UINT64_MAX;
     c.ce_rx_pkts = c.ce_echoed_pkts = c.cc_cuts = UINT64_MAX;
-    c.cwnd_bytes = c.inflight_bytes = c.peer_hint_mbps = UINT32_MAX;
+    c.cwnd_bytes = c.inflight_bytes = c.peer_hint_mbps = c.pace_mbps = UINT32_MAX;
     for (size_t p = 0; p < paths; p++) {
       PathInfo pi{static_cast<uint16_t>(UINT16_MAX - p),
                   UINT16_MAX,

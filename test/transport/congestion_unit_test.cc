@@ -435,6 +435,55 @@ TEST_F(CongestionTest, AHintPacesTheSenderToThatRate) {
   EXPECT_EQ(OfType(Drain(now_), PacketType::kWrite).size(), 10u);
 }
 
+TEST_F(CongestionTest, WindowPacingSpreadsTheWindowOverItsRoundTrip) {
+  for (const uint32_t gain : {config::kCcPacingGainPct, 0u}) {
+    SCOPED_TRACE(gain);
+    EngineConfig cfg = BaseConfig();
+    cfg.pacing_gain_pct = gain;
+    cfg.initial_window_bytes = 0;  // no slow start: the pacer's share is gain, not the doubled one
+    ASSERT_NO_FATAL_FAILURE(Start(cfg));
+    ASSERT_NO_FATAL_FAILURE(PostWrites(0, 8));
+    ASSERT_EQ(OfType(Drain(now_), PacketType::kWrite).size(), 8u);  // no RTT yet: no pacer
+    // The ACK of all 8 after 10 us: the smoothed RTT is 10 us, and the
+    // window (the path's, smaller than the connection's) paces at gain x window / RTT.
+    now_ += kRtt;
+    Packet a = Ack(0, 8);
+    a.ack.echo_ts_ns = static_cast<uint32_t>(now_ - kRtt);
+    a.ack.rx_pkts = 8;
+    Feed(a);
+    const ConnInfo ci = eng_->GetConnections()[0];
+    const uint64_t window = std::min(Path(0).cwnd_bytes, ci.cwnd_bytes);
+    EXPECT_EQ(ci.srtt_ns, kRtt);
+    if (gain == 0) {
+      EXPECT_EQ(ci.pace_mbps, 0u);
+    } else {
+      EXPECT_EQ(ci.pace_mbps, window * 8'000 * gain / 100 / kRtt);
+    }
+    // 64 packets have room in the path's window. Paced, half the window
+    // goes at once (the pacer's credit after a pause), then one packet per gap.
+    ASSERT_NO_FATAL_FAILURE(PostWrites(8, 64));
+    const size_t burst = OfType(Drain(now_), PacketType::kWrite).size();
+    if (gain == 0) {
+      EXPECT_EQ(burst, 64u);
+      eng_.reset();
+      continue;
+    }
+    const uint64_t frame = frames_.back().size();
+    EXPECT_GE(burst, (window >> config::kCcPacingBurstShift) / frame);
+    EXPECT_LE(burst, (window >> config::kCcPacingBurstShift) / frame + 2);
+    const TimeNs gap = frame * 8'000 / ci.pace_mbps;
+    EXPECT_LE(eng_->NextDeadline(), now_ + gap);
+    uint32_t sent = 0;
+    const TimeNs start = now_;
+    for (now_ = start + gap; now_ <= start + 10 * gap; now_ += gap / 4) {
+      sent += static_cast<uint32_t>(OfType(Drain(now_), PacketType::kWrite).size());
+    }
+    EXPECT_GE(sent, 9u);
+    EXPECT_LE(sent, 11u);
+    eng_.reset();
+  }
+}
+
 TEST_F(CongestionTest, QueueingDelayAboveTheTargetShrinksThePathThatSeesItWhereNothingMarks) {
   for (const TimeNs target : {TimeNs{100'000}, TimeNs{0}}) {
     SCOPED_TRACE(target);
@@ -492,6 +541,12 @@ TEST_F(CongestionTest, ConfigurationOutOfRangeIsRefusedWithWhatToFix) {
   e = Engine::Create(cfg, &mem_);
   ASSERT_FALSE(e.ok());
   EXPECT_NE(e.status().message().find("rx_capacity_mbps must be at most"), std::string::npos)
+      << e.status();
+  cfg = BaseConfig();
+  cfg.pacing_gain_pct = 100;  // would hold the window below what it sends unpaced
+  e = Engine::Create(cfg, &mem_);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("pacing_gain_pct must be 101..1000"), std::string::npos)
       << e.status();
 }
 

@@ -214,7 +214,8 @@ struct IncastResult {
   uint64_t max_queue = 0;    ///< largest occupancy of the receiver's downlink after convergence
   uint64_t first_queue = 0;  ///< largest occupancy before
   uint64_t drops = 0;
-  size_t share_senders = 0;       ///< senders the receiver's allocator gives hints to at the end
+  uint64_t retransmits = 0;  ///< data packets the senders sent again (tail-loss probes included)
+  size_t share_senders = 0;  ///< senders the receiver's allocator gives hints to at the end
   uint32_t share_level_mbps = 0;  ///< its max-min level then
 };
 
@@ -326,6 +327,7 @@ IncastResult RunIncast(uint32_t senders, bool hints, uint64_t seed,
     m = std::max(m, q);
   }
   r.drops = fabric.total_drops(sim::DropCause::kQueueFull);
+  for (const auto& n : tx) r.retransmits += n->engine().stats().tx_retransmits;
   const tr::ShareInfo share = rx.engine().GetShareInfo();
   r.share_senders = share.senders.size();
   r.share_level_mbps = share.level_mbps;
@@ -344,9 +346,10 @@ TEST(Incast, HintsGiveEverySenderItsShareSoonerAndKeepTheQueueShort) {
         "-> "
         "%.0f us; then Jain %.3f -> %.3f, queue at most %lu -> %lu B (BDP %lu B); before %lu -> "
         "%lu "
-        "B; %.1f -> %.1f Gbit/s; drops %lu -> %lu\n",
+        "B; %.1f -> %.1f Gbit/s; drops %lu -> %lu, retransmissions %lu -> %lu\n",
         n, off.converged_us, on.converged_us, off.jain, on.jain, off.max_queue, on.max_queue,
-        kBdpBytes, off.first_queue, on.first_queue, off.gbps, on.gbps, off.drops, on.drops);
+        kBdpBytes, off.first_queue, on.first_queue, off.gbps, on.gbps, off.drops, on.drops,
+        off.retransmits, on.retransmits);
     EXPECT_LT(on.converged_us, off.converged_us);
     EXPECT_GE(on.jain, 0.99);
     // The allocator, as telemetry shows it: every sender, at an equal part of the capacity.
@@ -375,9 +378,10 @@ TEST(Incast, ASafeInitialWindowLetsNewSendersOfFullWindowsFitTheBuffer) {
         RunIncast(n, true, 1, config::kConnWindowPkts, config::kInitialWindowBytes);
     std::printf(
         "%u senders of full windows with hints, no initial window -> %u B: drops %lu -> %lu, "
-        "every sender within 10 %% after %.0f -> %.0f us, %.1f -> %.1f Gbit/s, Jain %.3f\n",
+        "every sender within 10 %% after %.0f -> %.0f us, %.1f -> %.1f Gbit/s, Jain %.3f, "
+        "retransmissions %lu -> %lu\n",
         n, config::kInitialWindowBytes, full.drops, safe.drops, full.converged_us,
-        safe.converged_us, full.gbps, safe.gbps, safe.jain);
+        safe.converged_us, full.gbps, safe.gbps, safe.jain, full.retransmits, safe.retransmits);
     EXPECT_GT(full.drops, 100u);
     EXPECT_LT(safe.drops * 10, full.drops);
     if (n == 8) {

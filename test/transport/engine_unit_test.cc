@@ -413,6 +413,30 @@ TEST_F(EngineUnitTest, TailLossProbeResendsTheNewestPacket) {
   EXPECT_EQ(eng_->stats().lost_detected_rto, 0u);
 }
 
+TEST_F(EngineUnitTest, TheTailLossProbeWaitsForTheReceiversAckDelay) {
+  ASSERT_NO_FATAL_FAILURE(Start(BaseConfig()));
+  constexpr TimeNs kRtt = 10'000;  // 2 RTT is above tlp_min_ns
+  FillSource(kPayload);
+  ASSERT_NO_FATAL_FAILURE(PostWrite(0, kPayload));
+  ASSERT_EQ(OfType(Drain(now_), PacketType::kWrite).size(), 1u);
+  now_ += kRtt;
+  Packet a = Ack(0, 1, {}, 1);
+  a.ack.echo_ts_ns = static_cast<uint32_t>(now_ - kRtt);
+  Feed(a);
+  ASSERT_EQ(Path(0).srtt_ns, kRtt);
+  ASSERT_NO_FATAL_FAILURE(PostWrite(1, kPayload));
+  const TimeNs t0 = now_;
+  ASSERT_EQ(OfType(Drain(t0), PacketType::kWrite).size(), 1u);
+  // The ACK of a lone packet may be held ack_delay_ns by the receiver, which
+  // srtt leaves out: the probe waits 2 srtt and that hold (RFC 8985's PTO).
+  const TimeNs tlp = t0 + 2 * kRtt + cfg_.ack_delay_ns;
+  EXPECT_EQ(eng_->NextDeadline(), tlp);
+  EXPECT_TRUE(Drain(tlp - 1).empty());
+  EXPECT_EQ(eng_->stats().tail_loss_probes, 0u);
+  EXPECT_EQ(OfType(Drain(tlp), PacketType::kWrite).size(), 1u);
+  EXPECT_EQ(eng_->stats().tail_loss_probes, 1u);
+}
+
 TEST_F(EngineUnitTest, TheRtoStaysRtoMinAboveASteadyRttSoHostJitterDoesNotFireIt) {
   EngineConfig cfg = BaseConfig();
   cfg.tail_loss_probe = false;  // the RTO alone
