@@ -137,12 +137,15 @@ struct TxPath {
   TimeNs srtt = 0;
   TimeNs rttvar = 0;
   TimeNs rto = 0;
-  uint32_t timeouts = 0;       ///< consecutive
-  TimeNs progress_at = 0;      ///< last ACK that settled a packet of this path
-  TimeNs last_sent_at = 0;     ///< newest data packet (not a probe)
-  bool tlp_sent = false;       ///< a tail-loss probe went out since
-  bool rescue_sent = false;    ///< the newest chunk went out on another path after the probe
-  uint32_t highest_acked = 0;  ///< newest PSN known to have arrived (valid while has_acked)
+  uint32_t timeouts = 0;  ///< consecutive
+  /** Timed out silent while other paths delivered later packets; cleared by an ACK. */
+  bool silent = false;
+  TimeNs progress_at = 0;        ///< last ACK that settled a packet of this path
+  TimeNs delivered_sent_at = 0;  ///< newest send time of a packet of this path the peer got
+  TimeNs last_sent_at = 0;       ///< newest data packet (not a probe)
+  bool tlp_sent = false;         ///< a tail-loss probe went out since
+  bool rescue_sent = false;      ///< the newest chunk went out on another path after the probe
+  uint32_t highest_acked = 0;    ///< newest PSN known to have arrived (valid while has_acked)
   bool has_acked = false;
   TimeNs reorder_at = kNever;  ///< when a hole below highest_acked is late enough to be lost
   TimeNs failed_at = kNever;
@@ -666,6 +669,8 @@ class EngineImpl {
   uint16_t ControlPort(const Connection* c, uint16_t path_id) const;
   bool EmitOpening(Connection* c, wire::PacketType type, uint32_t nonce, TxTurn& t);
   bool PathHasRoom(const Connection* c, const TxPath& p) const;
+  /** An active path of @p c other than @p p that is not silent. */
+  bool HealthyPathBesides(const Connection* c, const TxPath& p) const;
   TxPath* PickPath(Connection* c, int prefer, int avoid = -1);
   /** What SendChunk did. */
   enum class Sent : uint8_t { kOk, kNoRoom, kGone };
@@ -688,8 +693,15 @@ class EngineImpl {
   }
   /** When @p p (with packets in flight) times out: its RTO, later while the peer is silent. */
   TimeNs RtoDeadline(const Connection* c, const TxPath& p) const;
-  void PathTimeout(TimeNs now, Connection* c, TxPath* path);
+  /**
+   * @p path timed out: its packets sent at least @p age ago (its RTO, or the
+   * silent-path wait) are lost and go again on other paths.
+   */
+  void PathTimeout(TimeNs now, Connection* c, TxPath* path, TimeNs age);
   TimeNs TlpWait(const TxPath& p) const;
+
+  /** Another active path of @p c delivered a packet sent after @p t: the peer got it. */
+  bool OthersProgressedSince(const Connection* c, const TxPath& path, TimeNs t) const;
   TimeNs TlpDeadline(const TxPath& p) const;
   TimeNs RescueDeadline(const TxPath& p) const;
   /** Queues the newest live chunk of @p path for a tail-loss probe or rescue. */

@@ -141,6 +141,7 @@ uint32_t EngineImpl::Delivered(TimeNs now, Connection* c, TxPath* path, uint32_t
   c->inflight--;
   path->cc.inflight -= e.bytes;
   c->cc.inflight -= e.bytes;
+  path->delivered_sent_at = std::max(path->delivered_sent_at, e.sent_at);
   TxMsg* m = Msg(c, e.msg);
   if (m == nullptr || e.epoch != m->epoch || e.probe) return e.bytes;
   if (m->delivered.Set(e.chunk) && m->delivered.Full() && !m->done && !m->is_response) {
@@ -302,6 +303,7 @@ void EngineImpl::HandleAck(TimeNs now, Connection* c, const wire::Packet& p) {
   AdvanceUna(&path);
   if (path.inflight < inflight_before) {
     path.timeouts = 0;
+    path.silent = false;
     path.progress_at = now;
   }
   CongestionOnAck(now, c, &path, acked_bytes, rx_new, ce_new);
@@ -440,6 +442,7 @@ void EngineImpl::HandleProbe(TimeNs now, Connection* c, const wire::Packet& p) {
   path.src_port = path.probe_ports[p.probe.probe_seq % path.probe_ports.size()];
   path.state = PathState::kActive;
   path.timeouts = 0;
+  path.silent = false;
   path.health_sent = path.health_lost = 0;
   path.loss_ratio = 0;
   path.probe_at = kNever;

@@ -63,6 +63,13 @@ TimeNs EngineImpl::RtoDeadline(const Connection* c, const TxPath& p) const {
   return others_wait ? std::max(rto_at, c->last_rx_at + cfg.rto_silent_ns) : rto_at;
 }
 
+bool EngineImpl::OthersProgressedSince(const Connection* c, const TxPath& path, TimeNs t) const {
+  for (const TxPath& q : c->paths) {
+    if (&q != &path && q.state == PathState::kActive && q.delivered_sent_at > t) return true;
+  }
+  return false;
+}
+
 void EngineImpl::QueueNewest(Connection* c, TxPath* path, uint16_t prefer, uint16_t avoid) {
   for (uint32_t psn = path->next_psn; psn != path->una;) {
     const Inflight& e = path->At(--psn);
@@ -82,7 +89,7 @@ void EngineImpl::ConnTimers(TimeNs now, Connection* c) {
       if (path.inflight == 0) continue;
     }
     if (RtoDeadline(c, path) <= now) {
-      PathTimeout(now, c, &path);
+      PathTimeout(now, c, &path, path.rto);
     } else if (cfg.tail_loss_probe && !path.tlp_sent && TlpDeadline(path) <= now) {
       // Tail-loss probe: nothing was sent for a while and the newest packets
       // are unacknowledged. Send the newest again on this path; its ACK shows
@@ -97,8 +104,19 @@ void EngineImpl::ConnTimers(TimeNs now, Connection* c) {
       // completes now, and the other path's progress while this one stays
       // silent marks this one as the problem at its RTO.
       if (path.progress_at < path.last_sent_at) {
-        QueueNewest(c, &path, UINT16_MAX, path.id);
-        stats.tail_loss_rescues++;
+        if (OthersProgressedSince(c, path, path.last_sent_at)) {
+          // Silent while other paths delivered packets sent after its newest
+          // one: this path (a dark link or plane) lost them, and its RTO
+          // (rto_min above srtt) would come some ten round trips later. It
+          // times out now, all of it; what it held goes on the paths that
+          // answer, and it carries one packet at a time until it is heard.
+          stats.silent_path_timeouts++;
+          path.silent = true;
+          PathTimeout(now, c, &path, 0);
+        } else {
+          QueueNewest(c, &path, UINT16_MAX, path.id);
+          stats.tail_loss_rescues++;
+        }
       }
       path.rescue_sent = true;
     }

@@ -277,9 +277,22 @@ void EngineImpl::BuildAck(TimeNs now, Connection* c, uint16_t path_id, wire::Pac
 }
 
 bool EngineImpl::PathHasRoom(const Connection* c, const TxPath& p) const {
+  // A path that fell silent while the others delivered (a dark link or
+  // plane) carries one packet at a time (a canary) until an ACK proves it
+  // again, while another path answers: it would otherwise take its share of
+  // every retransmission and lose it. (A path that times out with the rest,
+  // a stalled peer, is not held back: nothing shows it is the problem.)
+  if (p.silent && p.inflight != 0 && HealthyPathBesides(c, p)) return false;
   return p.state == PathState::kActive && p.inflight < p.window &&
          p.next_psn - p.una < p.ring.size() && c->inflight < cfg.conn_window_pkts &&
          p.cc.HasRoom() && c->cc.HasRoom();
+}
+
+bool EngineImpl::HealthyPathBesides(const Connection* c, const TxPath& p) const {
+  for (const TxPath& q : c->paths) {
+    if (&q != &p && q.state == PathState::kActive && !q.silent) return true;
+  }
+  return false;
 }
 
 TxPath* EngineImpl::PickPath(Connection* c, int prefer, int avoid) {

@@ -695,6 +695,59 @@ TEST_F(EngineUnitTest, APathThatStallsWhileAnotherIsAckedFails) {
   EXPECT_EQ(eng_->stats().path_failures, 1u);
 }
 
+TEST_F(EngineUnitTest, APathSilentWhileAnotherDeliversLaterPacketsTimesOutAtItsRescue) {
+  EngineConfig cfg = BaseConfig();
+  cfg.num_paths = 2;
+  cfg.path_window_pkts = 4;
+  ASSERT_NO_FATAL_FAILURE(Start(cfg));
+  constexpr TimeNs kRtt = 10'000;
+  FillSource(10 * kPayload);
+  // A round trip of 10 us on each path.
+  ASSERT_NO_FATAL_FAILURE(PostWrite(1, 2 * kPayload));
+  ASSERT_EQ(OfType(Drain(now_), PacketType::kWrite).size(), 2u);
+  now_ += kRtt;
+  for (uint16_t path : {0, 1}) {
+    Packet a = Ack(path, 1);
+    a.ack.echo_ts_ns = static_cast<uint32_t>(now_ - kRtt);
+    Feed(a);
+  }
+  // Four packets on each path at t1; path 0 goes dark.
+  const TimeNs t1 = ++now_;
+  ASSERT_NO_FATAL_FAILURE(PostWrite(2, 8 * kPayload));
+  ASSERT_EQ(OfType(Drain(t1), PacketType::kWrite).size(), 8u);
+  // Path 1 answers and carries two more (path 0's window is full), which it
+  // delivers too: packets sent after path 0's newest.
+  now_ = t1 + kRtt;
+  Feed(Ack(1, 5));
+  ASSERT_NO_FATAL_FAILURE(PostWrite(3, 2 * kPayload));
+  for (const Packet& p : OfType(Drain(now_), PacketType::kWrite)) EXPECT_EQ(p.path_id, 1);
+  now_ += kRtt;
+  Feed(Ack(1, 7));
+  // Path 0's tail-loss probe after 2 srtt goes unanswered; at its rescue
+  // deadline (twice that) it times out, all four, at once: not at the RTO
+  // (rto_min above srtt, 110 us).
+  const TimeNs rescue = t1 + 4 * kRtt;
+  Drain(rescue - 1);
+  EXPECT_GE(eng_->stats().tail_loss_probes, 1u);
+  EXPECT_EQ(eng_->stats().silent_path_timeouts, 0u);
+  EXPECT_EQ(eng_->stats().lost_detected_rto, 0u);
+  std::vector<Packet> again = OfType(Drain(rescue), PacketType::kWrite);
+  EXPECT_EQ(eng_->stats().silent_path_timeouts, 1u);
+  EXPECT_EQ(eng_->stats().lost_detected_rto, 4u);
+  // Its chunks go again as path 1's window lets them: three, since its
+  // tail-loss probe (the newest, on path 1: path 0's window was full)
+  // delivered the fourth. Path 0 takes one at most (a canary) until it is heard.
+  Feed(Ack(1, Path(1).inflight + 7));
+  std::vector<Packet> rest = OfType(Drain(now_), PacketType::kWrite);
+  again.insert(again.end(), rest.begin(), rest.end());
+  ASSERT_EQ(again.size(), 3u);
+  uint32_t on0 = 0;
+  for (const Packet& p : again) on0 += p.path_id == 0;
+  EXPECT_LE(on0, 1u);
+  EXPECT_LE(Path(0).inflight, 1u);
+  EXPECT_TRUE(Path(0).active);
+}
+
 TEST_F(EngineUnitTest, LateProbeReplyRevivesThePathOnThatProbesPort) {
   // A loaded peer answers a probe after the next one went out on another
   // port: the answer still proves its port works, and probes back off.
