@@ -130,12 +130,20 @@ void PrintResult(const Options& o, const TestSpec& s, const Result& r, const Ser
 void PrintFooter(const Options& o, Endpoint& ep) {
   const transport::EngineStats& st = ep.engine().stats();
   const auto paths = ep.engine().GetPaths(ep.peer().ip, ep.peer().udp_port);
+  transport::ConnInfo conn;  // the connection to the peer: its window, hints and pacer
+  for (const transport::ConnInfo& c : ep.engine().GetConnections()) {
+    if (c.peer.ip == ep.peer().ip && c.peer.udp_port == ep.peer().udp_port) conn = c;
+  }
   if (o.json) {
     std::string j = absl::StrFormat(
         "{\"engine\":{\"tx_packets\":%u,\"rx_packets\":%u,\"retransmits\":%u,\"lost_sack\":%u,"
-        "\"lost_rto\":%u,\"tail_loss_probes\":%u,\"path_failures\":%u},\"paths\":[",
+        "\"lost_rto\":%u,\"tail_loss_probes\":%u,\"silent_path_timeouts\":%u,"
+        "\"path_failures\":%u},\"conn\":{\"cwnd_bytes\":%u,\"cc_cuts\":%u,\"srtt_us\":%.2f,"
+        "\"rate_hint_mbps\":%u,\"peer_hint_mbps\":%u,\"pace_mbps\":%u},\"paths\":[",
         st.tx_packets, st.rx_packets, st.tx_retransmits, st.lost_detected_sack,
-        st.lost_detected_rto, st.tail_loss_probes, st.path_failures);
+        st.lost_detected_rto, st.tail_loss_probes, st.silent_path_timeouts, st.path_failures,
+        conn.cwnd_bytes, conn.cc_cuts, static_cast<double>(conn.srtt_ns) / 1e3, conn.rate_hint_mbps,
+        conn.peer_hint_mbps, conn.pace_mbps);
     for (size_t i = 0; i < paths.size(); i++) {
       const transport::PathInfo& p = paths[i];
       absl::StrAppendFormat(&j,
@@ -160,6 +168,12 @@ void PrintFooter(const Options& o, Endpoint& ep) {
       static_cast<unsigned long>(st.lost_detected_rto),
       static_cast<unsigned long>(st.tail_loss_probes),
       static_cast<unsigned long>(st.path_failures));
+  std::printf(
+      " Connection: window %.1f KB (%lu cuts), srtt %.2f us, rate hint sent %u Mbit/s, "
+      "received %u Mbit/s, pacer %s\n",
+      static_cast<double>(conn.cwnd_bytes) / 1e3, static_cast<unsigned long>(conn.cc_cuts),
+      static_cast<double>(conn.srtt_ns) / 1e3, conn.rate_hint_mbps, conn.peer_hint_mbps,
+      conn.pace_mbps == 0 ? "off" : absl::StrCat(conn.pace_mbps, " Mbit/s").c_str());
   if (auto fs = port::FaultStatsOf(ep.dev().port())) {
     std::printf(" Fault stage: dropped %lu of %lu received packets\n",
                 static_cast<unsigned long>(fs->dropped + fs->burst_dropped),

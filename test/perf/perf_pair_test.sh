@@ -90,6 +90,11 @@ python3 - "$work/client.log" <<'PY'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith('{"mode"')]
 assert len(rows) == 1, f"expected one result, got {len(rows)}"
+foot = [json.loads(l) for l in open(sys.argv[1]) if l.startswith('{"engine"')]
+assert len(foot) == 1, f"expected one engine footer, got {len(foot)}"
+conn = foot[0]["conn"]
+assert conn["cwnd_bytes"] > 0 and conn["srtt_us"] > 0, f"the connection's figures are missing: {conn}"
+assert conn["pace_mbps"] == 0, f"paced with no hint and window pacing off: {conn}"
 r = rows[0]
 assert r["ok"] and r["verify_errors"] == 0, r
 assert r["bytes"] >= 256 << 20, f"only {r['bytes']} bytes moved"
