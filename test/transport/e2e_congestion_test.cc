@@ -29,64 +29,88 @@ constexpr uint32_t kDepth = 16;  ///< WRITEs each flow keeps outstanding
 constexpr size_t kMemBytes = size_t{kMsgBytes} * kDepth;
 constexpr sim::SimTime kStepPs = 10 * sim::kPsPerUs;
 
-/** One QP of @p src writing into @p dst, kDepth WRITEs of kMsgBytes kept outstanding. */
+/**
+ * QPs of @p src writing into @p dst: one QP keeping kDepth WRITEs of
+ * kMsgBytes outstanding, or @p qps QPs keeping one each (all of them over the
+ * one connection between the two hosts, into one region of kMemBytes).
+ */
 class Flow {
  public:
-  Flow(SimNode* src, SimNode* dst)
-      : src_(src), dst_(dst), mem_src_(kMemBytes), mem_dst_(kMemBytes) {
-    qp_src_ = MakeQp(src_, mem_src_, &mr_src_, &cq_);
-    uint32_t dst_cq = 0;
-    qp_dst_ = MakeQp(dst_, mem_dst_, &mr_dst_, &dst_cq);
-    EXPECT_TRUE(src_->engine().ConnectQp(qp_src_, dst_->Addr(), qp_dst_).ok());
-    EXPECT_TRUE(dst_->engine().ConnectQp(qp_dst_, src_->Addr(), qp_src_).ok());
+  Flow(SimNode* src, SimNode* dst, uint32_t qps = 1)
+      : src_(src),
+        dst_(dst),
+        depth_(qps == 1 ? kDepth : 1),
+        mem_src_(kMemBytes),
+        mem_dst_(kMemBytes),
+        outstanding_(qps),
+        qp_done_(qps) {
+    tr::Engine& se = src_->engine();
+    tr::Engine& de = dst_->engine();
+    const uint32_t spd = *se.AllocPd(), dpd = *de.AllocPd();
+    cq_ = *se.CreateCq(4 * kDepth * qps);
+    const uint32_t dst_cq = *de.CreateCq(4 * kDepth * qps);
+    mr_src_ =
+        *se.RegMr(spd, reinterpret_cast<uint64_t>(mem_src_.data()), kMemBytes, tr::access::kAll);
+    mr_dst_ =
+        *de.RegMr(dpd, reinterpret_cast<uint64_t>(mem_dst_.data()), kMemBytes, tr::access::kAll);
+    for (uint32_t i = 0; i < qps; i++) {
+      tr::QpAttr qa;
+      qa.pd = spd;
+      qa.send_cq = qa.recv_cq = cq_;
+      qp_src_.push_back(*se.CreateQp(qa));
+      qa.pd = dpd;
+      qa.send_cq = qa.recv_cq = dst_cq;
+      const uint32_t qd = *de.CreateQp(qa);
+      EXPECT_TRUE(se.ConnectQp(qp_src_.back(), dst_->Addr(), qd).ok());
+      EXPECT_TRUE(de.ConnectQp(qd, src_->Addr(), qp_src_.back()).ok());
+    }
   }
 
-  /** Reaps completions and posts WRITEs up to kDepth outstanding. */
+  /** Reaps completions and posts WRITEs up to the depth outstanding on every QP. */
   void Step() {
     tr::Completion wc[64];
     size_t n;
     while ((n = src_->engine().PollCq(cq_, wc)) > 0) {
       for (size_t i = 0; i < n; i++) {
         EXPECT_EQ(wc[i].status, tr::WcStatus::kSuccess);
-        outstanding_--;
+        const uint32_t q = static_cast<uint32_t>(wc[i].wr_id >> 32);
+        outstanding_[q]--;
+        qp_done_[q] += kMsgBytes;
         done_bytes_ += kMsgBytes;
       }
     }
-    while (outstanding_ < kDepth) {
-      tr::SendWr wr;
-      wr.wr_id = next_++;
-      wr.opcode = tr::Opcode::kWrite;
-      wr.flags = tr::send_flags::kSignaled;
-      const uint64_t off = (wr.wr_id % kDepth) * kMsgBytes;
-      wr.sg.push_back({reinterpret_cast<uint64_t>(mem_src_.data()) + off, kMsgBytes, mr_src_.lkey});
-      wr.remote_addr = reinterpret_cast<uint64_t>(mem_dst_.data()) + off;
-      wr.rkey = mr_dst_.rkey;
-      ASSERT_TRUE(src_->engine().PostSend(src_->NowNs(), qp_src_, wr).ok());
-      outstanding_++;
+    for (uint32_t q = 0; q < qp_src_.size(); q++) {
+      while (outstanding_[q] < depth_) {
+        tr::SendWr wr;
+        wr.wr_id = uint64_t{q} << 32 | (next_++ & 0xffffffffu);
+        wr.opcode = tr::Opcode::kWrite;
+        wr.flags = tr::send_flags::kSignaled;
+        const uint64_t off = ((wr.wr_id + q) % kDepth) * kMsgBytes;
+        wr.sg.push_back(
+            {reinterpret_cast<uint64_t>(mem_src_.data()) + off, kMsgBytes, mr_src_.lkey});
+        wr.remote_addr = reinterpret_cast<uint64_t>(mem_dst_.data()) + off;
+        wr.rkey = mr_dst_.rkey;
+        ASSERT_TRUE(src_->engine().PostSend(src_->NowNs(), qp_src_[q], wr).ok());
+        outstanding_[q]++;
+      }
     }
     src_->Kick();
   }
 
   uint64_t done_bytes() const { return done_bytes_; }
+  /** Bytes each QP completed. */
+  const std::vector<uint64_t>& qp_done() const { return qp_done_; }
 
  private:
-  static uint32_t MakeQp(SimNode* n, std::vector<uint8_t>& mem, tr::MrInfo* mr, uint32_t* cq) {
-    tr::Engine& e = n->engine();
-    const uint32_t pd = *e.AllocPd();
-    *cq = *e.CreateCq(4 * kDepth);
-    *mr = *e.RegMr(pd, reinterpret_cast<uint64_t>(mem.data()), mem.size(), tr::access::kAll);
-    tr::QpAttr qa;
-    qa.pd = pd;
-    qa.send_cq = qa.recv_cq = *cq;
-    return *e.CreateQp(qa);
-  }
-
   SimNode* src_;
   SimNode* dst_;
+  const uint32_t depth_;
   std::vector<uint8_t> mem_src_, mem_dst_;
   tr::MrInfo mr_src_, mr_dst_;
-  uint32_t cq_ = 0, qp_src_ = 0, qp_dst_ = 0;
-  uint32_t outstanding_ = 0;
+  uint32_t cq_ = 0;
+  std::vector<uint32_t> qp_src_;
+  std::vector<uint32_t> outstanding_;
+  std::vector<uint64_t> qp_done_;
   uint64_t next_ = 0;
   uint64_t done_bytes_ = 0;
 };
@@ -214,8 +238,11 @@ struct IncastResult {
   uint64_t max_queue = 0;    ///< largest occupancy of the receiver's downlink after convergence
   uint64_t first_queue = 0;  ///< largest occupancy before
   uint64_t drops = 0;
-  uint64_t retransmits = 0;  ///< data packets the senders sent again (tail-loss probes included)
-  size_t share_senders = 0;  ///< senders the receiver's allocator gives hints to at the end
+  uint64_t retransmits = 0;    ///< data packets the senders sent again (tail-loss probes included)
+  size_t rx_conns = 0;         ///< connections at the receiver at the end
+  double qps_all_done_us = 0;  ///< with many QPs: until every QP completed a WRITE (0: never)
+  double qp_jain = 0;          ///< Jain's fairness of the QPs' completed bytes then
+  size_t share_senders = 0;    ///< senders the receiver's allocator gives hints to at the end
   uint32_t share_level_mbps = 0;  ///< its max-min level then
 };
 
@@ -223,6 +250,8 @@ struct IncastResult {
 constexpr sim::SimTime kWindowPsPerSender = 5 * sim::kPsPerUs;
 constexpr uint32_t kMeasureWindows = 30;
 constexpr uint64_t kLinkMbps = 100'000;
+/** One BDP of the incast receiver's link: 100 Gbit/s x the base RTT (about 6 us). */
+constexpr uint64_t kBdpBytes = kLinkMbps * 1'000'000 / 8 * 6 / 1'000'000;
 /**
  * Connection windows of 24 packets (about 100 KB, 1.4 BDP): 8 senders' first
  * round trip, before any ACK, must fit the switch's 1 MB buffer. The default
@@ -234,7 +263,7 @@ constexpr uint32_t kIncastConnWindowPkts = 24;
 
 IncastResult RunIncast(uint32_t senders, bool hints, uint64_t seed,
                        uint32_t conn_window_pkts = kIncastConnWindowPkts,
-                       uint32_t initial_window_bytes = 0) {
+                       uint32_t initial_window_bytes = 0, uint32_t qps_per_sender = 1) {
   IncastResult r;
   sim::Fabric fabric(seed);
   sim::LeafSpineConfig ls;
@@ -258,7 +287,7 @@ IncastResult RunIncast(uint32_t senders, bool hints, uint64_t seed,
   for (uint32_t i = 0; i < senders; i++) {
     cfg.seed = seed * 100 + 1 + i;
     tx.push_back(std::make_unique<SimNode>(topo.host(0, i), cfg));
-    flows.push_back(std::make_unique<Flow>(tx.back().get(), &rx));
+    flows.push_back(std::make_unique<Flow>(tx.back().get(), &rx, qps_per_sender));
   }
   // The receiver's downlink (leaf 1's port toward it): occupancy by time.
   const sim::PortId down = fabric.link(topo.host_links[senders]).port_b;
@@ -328,6 +357,33 @@ IncastResult RunIncast(uint32_t senders, bool hints, uint64_t seed,
   }
   r.drops = fabric.total_drops(sim::DropCause::kQueueFull);
   for (const auto& n : tx) r.retransmits += n->engine().stats().tx_retransmits;
+  r.rx_conns = rx.engine().GetConnections().size();
+  if (qps_per_sender > 1) {
+    // Many QPs each keep one WRITE outstanding: run on until every one of
+    // them has completed one (tens of milliseconds for thousands of 64 KiB).
+    auto min_done = [&] {
+      uint64_t m = UINT64_MAX;
+      for (const auto& f : flows) {
+        for (uint64_t b : f->qp_done()) m = std::min(m, b);
+      }
+      return m;
+    };
+    while (min_done() == 0 && fabric.Now() < 100 * sim::kPsPerMs) {
+      step(fabric.Now() + 100 * sim::kPsPerUs);
+    }
+    if (min_done() != 0) {
+      r.qps_all_done_us = static_cast<double>(fabric.Now() - t0) / sim::kPsPerUs;
+      double qsum = 0, qsq = 0, nq = 0;
+      for (const auto& f : flows) {
+        for (uint64_t b : f->qp_done()) {
+          qsum += static_cast<double>(b);
+          qsq += static_cast<double>(b) * static_cast<double>(b);
+          nq++;
+        }
+      }
+      r.qp_jain = qsum * qsum / (nq * qsq);
+    }
+  }
   const tr::ShareInfo share = rx.engine().GetShareInfo();
   r.share_senders = share.senders.size();
   r.share_level_mbps = share.level_mbps;
@@ -335,8 +391,6 @@ IncastResult RunIncast(uint32_t senders, bool hints, uint64_t seed,
 }
 
 TEST(Incast, HintsGiveEverySenderItsShareSoonerAndKeepTheQueueShort) {
-  // One BDP of the receiver's link: 100 Gbit/s x the base RTT (about 6 us).
-  constexpr uint64_t kBdpBytes = kLinkMbps * 1'000'000 / 8 * 6 / 1'000'000;
   for (uint32_t n : {8u, 32u}) {
     SCOPED_TRACE(n);
     const IncastResult off = RunIncast(n, false, 1);
@@ -391,6 +445,29 @@ TEST(Incast, ASafeInitialWindowLetsNewSendersOfFullWindowsFitTheBuffer) {
     EXPECT_GE(safe.gbps, 0.98 * full.gbps);  // a few round trips of ramp over a 2 ms run
     EXPECT_GE(safe.jain, 0.99);
   }
+}
+
+// 4,000 QPs (8 senders of 500) into one receiver: the QPs of a host pair are
+// streams of its one connection, so the receiver holds 8 connections, the
+// hints share its link among 8 senders as with one QP each, and every QP
+// gets its turn.
+TEST(Incast, FourThousandQpsAreEightConnectionsAndShareTheLinkAsEight) {
+  constexpr uint32_t kSenders = 8, kQps = 500;
+  const IncastResult r =
+      RunIncast(kSenders, true, 1, config::kConnWindowPkts, config::kInitialWindowBytes, kQps);
+  std::printf(
+      "%u QPs from %u senders: %zu connections at the receiver; every sender within 10 %% after "
+      "%.0f us, Jain %.3f, queue then at most %lu B, %.1f Gbit/s, drops %lu; every QP had a WRITE "
+      "completed after %.0f us (Jain of the QPs' bytes then %.3f)\n",
+      kSenders * kQps, kSenders, r.rx_conns, r.converged_us, r.jain, r.max_queue, r.gbps, r.drops,
+      r.qps_all_done_us, r.qp_jain);
+  EXPECT_EQ(r.rx_conns, kSenders);
+  EXPECT_GE(r.jain, 0.99);
+  EXPECT_LT(r.max_queue, kBdpBytes);
+  EXPECT_EQ(r.drops, 0u);
+  EXPECT_GE(r.gbps, 90.0);
+  EXPECT_GT(r.qps_all_done_us, 0.0) << "a QP never completed a WRITE";
+  EXPECT_GE(r.qp_jain, 0.9);
 }
 
 // ---- Flows sharing a bottleneck, and a victim beside an incast ----
