@@ -45,13 +45,15 @@ inline constexpr uint32_t kConnWindowPkts = 512;
  * A new connection's congestion window, grown by slow start (doubling per
  * round trip) until the first congestion signal. The full window (2.2 MB)
  * of each of 8 new senders overflowed a 1 MiB switch buffer in the first
- * round trip (652 drops in the 8-sender incast test, with hints); measured
- * there, 128 KiB still dropped 12 packets (the doubling of the second round
- * trip lands before the first marks come back), 96 and 64 KiB none, and 64
- * KiB converged soonest (240 us). A 400 Gbit/s x 3 us BDP (150 KB) is two
- * round trips away; a software host of ~1 MB BDP, five.
+ * round trip (652 drops in the 8-sender incast test, with hints). Measured
+ * there and with 16 and 32 senders (doc/congestion.md): 128 KiB still
+ * dropped 12 packets with 8, 64 KiB none with 8 but 96 with 16 and 341 with
+ * 32, 48 KiB 32 and 213, 32 KiB none with 16 and 85 with 32, and converged
+ * soonest with 8 (280 us against 400); software hosts' write_bw moved by
+ * nothing beyond the noise. A 400 Gbit/s x 3 us BDP (150 KB) is three round
+ * trips away; a software host of ~1 MB BDP, six.
  */
-inline constexpr uint32_t kInitialWindowBytes = 64 * 1024;
+inline constexpr uint32_t kInitialWindowBytes = 32 * 1024;
 
 // ---- Congestion control (lib/transport/congestion.cc, doc/congestion.md) ----
 

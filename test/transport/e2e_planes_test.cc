@@ -143,7 +143,7 @@ TEST(Planes, ADarkPlaneFailsWholeAndTrafficMovesToTheOtherWithNoQpError) {
       static_cast<unsigned long long>(at_failure[1]), static_cast<unsigned long long>(end[0]),
       static_cast<unsigned long long>(end[1]), f.fabric().Now() / 1e6);
   // Throughput: both planes' before the dark, and back to plane 0's half of
-  // it. Meta's figure is 10 round trips; here it is about 18 (doc/transport.md,
+  // it. Meta's figure is 10 round trips; here it is about 20 (doc/transport.md,
   // "Planes"): a path whose tail-loss probe went unanswered while other paths
   // delivered packets sent after its newest times out at once, what it held
   // goes on the paths that answer, and it carries one packet at a time until
