@@ -259,9 +259,14 @@ class Runtime {
   transport::TimeNs base_ns_ = 0;
   std::vector<std::unique_ptr<port::Port>> ports_;  // destroyed after the shards
   std::vector<std::unique_ptr<Shard>> shards_;
-  /** Senders each shard's fair share counts (Shard::ShareCapacity), a cache line each. */
+  /**
+   * Each shard's fair-share demand (Shard::ShareCapacity), a cache line each:
+   * senders that want more, senders limited elsewhere and what those use.
+   */
   struct alignas(64) ShareCount {
-    std::atomic<uint32_t> senders{0};
+    std::atomic<uint32_t> wanting{0};
+    std::atomic<uint32_t> limited{0};
+    std::atomic<uint64_t> limited_mbps{0};
   };
   std::unique_ptr<ShareCount[]> share_counts_;
   std::atomic<bool> stop_{false};

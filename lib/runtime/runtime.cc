@@ -155,10 +155,10 @@ absl::StatusOr<std::unique_ptr<Runtime>> Runtime::Open(const RuntimeConfig& cfg)
       return absl::Status(st.code(), absl::StrCat("runtime: shard ", i, ": ", st.message()));
     }
     // Each shard shares out its part of the host's inbound capacity among
-    // the senders it serves: an equal part to start, then in proportion to
-    // its senders (Shard::ShareCapacity).
+    // the senders it serves: an equal part to start, then max-min across
+    // the shards' senders (Shard::ShareCapacity).
     if (cfg.engine.rx_capacity_mbps != 0) {
-      ec->rx_capacity_mbps = ShardCapacityMbps(cfg.engine.rx_capacity_mbps, 0, 0, n);
+      ec->rx_capacity_mbps = ShardCapacityMbps(cfg.engine.rx_capacity_mbps, {}, {}, n);
       s->capacity_mbps_ = ec->rx_capacity_mbps;
     }
     ec->qpn_tag_bits = cfg.qpn_shard_bits;

@@ -101,14 +101,21 @@ bool UdpDstPort(transport::Framing framing, const port::RxPacket& p, uint16_t* p
 int ShardOf(transport::Framing framing, const port::RxPacket& p, uint16_t base,
             uint16_t num_shards);
 
+/** A shard's fair-share demand: Engine::ShareDemand, summed over shards for the runtime. */
+using ShardDemand = transport::Engine::ShareDemand;
+
 /**
- * The part of the host's inbound capacity @p host_mbps that a shard with
- * @p mine of all @p all senders of the runtime's @p num_shards shares out:
- * in proportion to its senders, so that every sender of the host gets an
- * equal part whichever shard serves it. A shard without senders keeps room
- * for the one that may come; without any, an equal part per shard. At least 1.
+ * The part of the host's inbound capacity @p host_mbps that a shard of
+ * demand @p mine, of the runtime's @p all over @p num_shards shards, shares
+ * out: max-min across the shards. Senders limited elsewhere keep what they
+ * use; what is left is split among the senders that want more in proportion
+ * to their number (every one of the host gets an equal part whichever shard
+ * serves it), or, when none wants more, among all senders. A shard without
+ * senders keeps room for the one that may come; without any, an equal part
+ * per shard. At least 1.
  */
-uint64_t ShardCapacityMbps(uint64_t host_mbps, uint32_t mine, uint64_t all, uint16_t num_shards);
+uint64_t ShardCapacityMbps(uint64_t host_mbps, const ShardDemand& mine, const ShardDemand& all,
+                           uint16_t num_shards);
 
 /** True for drivers with one queue per port, where each shard opens a port of its own (udp). */
 bool PortPerShard(const std::string& driver);

@@ -58,11 +58,18 @@ void Shard::HandToShard(uint16_t to, const transport::TxSlot& t, const wire::Fra
 void Shard::ShareCapacity() {
   const uint16_t n = rt_->num_shards();
   if (capacity_mbps_ == 0 || n == 1) return;
-  const uint32_t mine = engine_->ShareSenders();
-  rt_->share_counts_[index_].senders.store(mine, std::memory_order_relaxed);
-  uint64_t all = 0;
-  for (uint16_t i = 0; i < n; i++)
-    all += rt_->share_counts_[i].senders.load(std::memory_order_relaxed);
+  const ShardDemand mine = engine_->GetShareDemand();
+  Runtime::ShareCount& own = rt_->share_counts_[index_];
+  own.wanting.store(mine.wanting, std::memory_order_relaxed);
+  own.limited.store(mine.limited, std::memory_order_relaxed);
+  own.limited_mbps.store(mine.limited_mbps, std::memory_order_relaxed);
+  ShardDemand all;
+  for (uint16_t i = 0; i < n; i++) {
+    const Runtime::ShareCount& s = rt_->share_counts_[i];
+    all.wanting += s.wanting.load(std::memory_order_relaxed);
+    all.limited += s.limited.load(std::memory_order_relaxed);
+    all.limited_mbps += s.limited_mbps.load(std::memory_order_relaxed);
+  }
   const uint64_t part = ShardCapacityMbps(rt_->cfg_.engine.rx_capacity_mbps, mine, all, n);
   if (part != capacity_mbps_ && engine_->SetRxCapacity(part)) capacity_mbps_ = part;
 }

@@ -145,12 +145,24 @@ absl::StatusOr<std::string> SharedPortSpec(const port::PortArgs& args, uint16_t 
   return JoinSpec(a);
 }
 
-uint64_t ShardCapacityMbps(uint64_t host_mbps, uint32_t mine, uint64_t all, uint16_t num_shards) {
-  const uint64_t part =
-      all == 0    ? host_mbps / std::max<uint16_t>(num_shards, 1)
-      : mine == 0 ? host_mbps / (all + 1)
-                  : static_cast<uint64_t>(static_cast<unsigned __int128>(host_mbps) * mine / all);
-  return std::max<uint64_t>(part, 1);
+uint64_t ShardCapacityMbps(uint64_t host_mbps, const ShardDemand& mine, const ShardDemand& all,
+                           uint16_t num_shards) {
+  using u128 = unsigned __int128;
+  const uint64_t senders = uint64_t{all.wanting} + all.limited;
+  const uint64_t my_senders = uint64_t{mine.wanting} + mine.limited;
+  uint64_t part = 0;
+  if (senders == 0) {
+    part = host_mbps / std::max<uint16_t>(num_shards, 1);
+  } else if (my_senders == 0) {
+    part = host_mbps / (senders + 1);
+  } else {
+    const uint64_t spare = host_mbps - std::min(all.limited_mbps, host_mbps);
+    const uint64_t mine_used = std::min(mine.limited_mbps, all.limited_mbps);
+    part = all.wanting != 0
+               ? mine_used + static_cast<uint64_t>(u128{spare} * mine.wanting / all.wanting)
+               : mine_used + static_cast<uint64_t>(u128{spare} * my_senders / senders);
+  }
+  return std::clamp<uint64_t>(part, 1, host_mbps == 0 ? 1 : host_mbps);
 }
 
 absl::StatusOr<transport::EngineConfig> ShardEngineConfig(const transport::EngineConfig& base,

@@ -508,6 +508,13 @@ uint32_t Engine::ShareSenders() const {
   return static_cast<uint32_t>(std::max(impl_->share_last_senders, impl_->share_senders.size()));
 }
 
+Engine::ShareDemand Engine::GetShareDemand() const {
+  const uint32_t all = ShareSenders();
+  const FairShareLimited& l = impl_->share_last_limited;
+  const uint32_t limited = std::min(l.senders, all);
+  return ShareDemand{all - limited, limited, limited == l.senders ? l.mbps : 0};
+}
+
 bool Engine::SetRxCapacity(uint64_t mbps) {
   if (impl_->cfg.rx_capacity_mbps == 0 || mbps == 0 || mbps > UINT32_MAX) return false;
   impl_->cfg.rx_capacity_mbps = mbps;

@@ -26,6 +26,7 @@
 #include "absl/hash/hash.h"
 #include "chunk_set_private.h"
 #include "congestion_private.h"
+#include "fair_share_private.h"
 #include "mr_engine.h"
 #include "protection_private.h"
 #include "secure_rng_private.h"
@@ -494,6 +495,7 @@ class EngineImpl {
   uint32_t share_mbps = 0;              ///< the level ACKs carry (0: none measured yet)
   std::vector<uint32_t> share_senders;  ///< connections with data in the interval
   size_t share_last_senders = 0;        ///< how many the level was computed over
+  FairShareLimited share_last_limited;  ///< of those, limited elsewhere (what they used)
   /** The allocation interval: kFairShareIntervalNs, longer for many senders
    * (kFairSharePktsPerSender). */
   TimeNs ShareIntervalNs() const;

@@ -19,7 +19,11 @@ uint32_t Clamp(uint64_t mbps) {
 
 }  // namespace
 
-uint32_t FairShareMbps(uint64_t capacity_mbps, std::span<uint64_t> rates_mbps, uint64_t prev_mbps) {
+uint32_t FairShareMbps(uint64_t capacity_mbps, std::span<uint64_t> rates_mbps, uint64_t prev_mbps,
+                       FairShareLimited* limited) {
+  FairShareLimited none;
+  FairShareLimited& lim = limited != nullptr ? *limited : none;
+  lim = {};
   if (rates_mbps.empty()) return Clamp(capacity_mbps);
   std::sort(rates_mbps.begin(), rates_mbps.end());
   uint64_t remaining = capacity_mbps;
@@ -32,6 +36,8 @@ uint32_t FairShareMbps(uint64_t capacity_mbps, std::span<uint64_t> rates_mbps, u
     if (r * 100 >= held * config::kFairShareLimitedPct) return Clamp(level);
     remaining -= std::min(r, remaining);
     k--;
+    lim.senders++;
+    lim.mbps += r;
   }
   return Clamp(std::max(remaining, capacity_mbps / rates_mbps.size()));
 }

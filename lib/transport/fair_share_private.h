@@ -28,7 +28,13 @@ namespace metaroce::transport {
  * share, so that each may grow. No senders: the whole capacity. Never 0 (0
  * means "no limit" on the wire) and never above UINT32_MAX.
  */
-uint32_t FairShareMbps(uint64_t capacity_mbps, std::span<uint64_t> rates_mbps, uint64_t prev_mbps);
+/** What FairShareMbps found limited elsewhere: how many, and their rates together. */
+struct FairShareLimited {
+  uint32_t senders = 0;
+  uint64_t mbps = 0;
+};
+uint32_t FairShareMbps(uint64_t capacity_mbps, std::span<uint64_t> rates_mbps, uint64_t prev_mbps,
+                       FairShareLimited* limited = nullptr);
 
 }  // namespace metaroce::transport
 

@@ -472,6 +472,13 @@ class Engine {
    * allocation and those with data in the current interval.
    */
   uint32_t ShareSenders() const;
+  /** ShareSenders() split: those that want more, and those limited elsewhere with their rates. */
+  struct ShareDemand {
+    uint32_t wanting = 0;
+    uint32_t limited = 0;
+    uint64_t limited_mbps = 0;
+  };
+  ShareDemand GetShareDemand() const;
   /**
    * The inbound capacity to share out from the next allocation on: a runtime
    * whose shards share one host's link sets each shard's part. False (and

@@ -479,7 +479,7 @@ void EngineImpl::AccountShare(TimeNs now, Connection* c) {
     }
     share_last_senders = share_rates_.size();
     share_senders.clear();
-    share_mbps = FairShareMbps(cfg.rx_capacity_mbps, share_rates_, share_mbps);
+    share_mbps = FairShareMbps(cfg.rx_capacity_mbps, share_rates_, share_mbps, &share_last_limited);
     share_from = now;
   }
   c->share_bytes += rx_len;

@@ -150,16 +150,37 @@ TEST(PortPerShard, OnlyTheUdpDriver) {
 }
 
 TEST(ShardCapacityMbps, EverySenderOfTheHostGetsAnEqualPart) {
+  using D = runtime::ShardDemand;
   // 100 Gbit/s over 4 shards: equal parts before any sender.
-  EXPECT_EQ(runtime::ShardCapacityMbps(100'000, 0, 0, 4), 25'000u);
+  EXPECT_EQ(runtime::ShardCapacityMbps(100'000, D{}, D{}, 4), 25'000u);
   // 3 senders on this shard, 1 on another: 3/4 of the link here.
-  EXPECT_EQ(runtime::ShardCapacityMbps(100'000, 3, 4, 2), 75'000u);
-  EXPECT_EQ(runtime::ShardCapacityMbps(100'000, 1, 4, 2), 25'000u);
+  EXPECT_EQ(runtime::ShardCapacityMbps(100'000, D{3, 0, 0}, D{4, 0, 0}, 2), 75'000u);
+  EXPECT_EQ(runtime::ShardCapacityMbps(100'000, D{1, 0, 0}, D{4, 0, 0}, 2), 25'000u);
   // A shard without senders keeps room for one that may come.
-  EXPECT_EQ(runtime::ShardCapacityMbps(100'000, 0, 4, 2), 20'000u);
-  // Never 0, never overflowing.
-  EXPECT_EQ(runtime::ShardCapacityMbps(1, 1, 4096, 16), 1u);
-  EXPECT_EQ(runtime::ShardCapacityMbps(UINT32_MAX, UINT32_MAX, UINT32_MAX, 16), UINT32_MAX);
+  EXPECT_EQ(runtime::ShardCapacityMbps(100'000, D{}, D{4, 0, 0}, 2), 20'000u);
+  // Never 0, never overflowing, never above the host's.
+  EXPECT_EQ(runtime::ShardCapacityMbps(1, D{1, 0, 0}, D{4096, 0, 0}, 16), 1u);
+  EXPECT_EQ(runtime::ShardCapacityMbps(UINT32_MAX, D{UINT32_MAX, 0, 0}, D{UINT32_MAX, 0, 0}, 16),
+            UINT32_MAX);
+  EXPECT_EQ(runtime::ShardCapacityMbps(100'000, D{0, 1, UINT64_MAX}, D{0, 1, UINT64_MAX}, 2),
+            100'000u);
+}
+
+TEST(ShardCapacityMbps, CapacityOneShardsSendersLeaveUnusedGoesToTheOthers) {
+  using D = runtime::ShardDemand;
+  // Shard 0: two senders limited elsewhere at 5 Gbit/s each; shard 1: two
+  // that want more. Max-min over the host: shard 1's take the other 90.
+  const D s0{0, 2, 10'000}, s1{2, 0, 0}, all{2, 2, 10'000};
+  EXPECT_EQ(runtime::ShardCapacityMbps(100'000, s0, all, 2), 10'000u);
+  EXPECT_EQ(runtime::ShardCapacityMbps(100'000, s1, all, 2), 90'000u);
+  // A shard with both: its limited senders' use plus its wanting ones' part.
+  const D m0{1, 1, 4'000}, m1{2, 0, 0}, mall{3, 1, 4'000};
+  EXPECT_EQ(runtime::ShardCapacityMbps(100'000, m0, mall, 2), 4'000u + 32'000u);
+  EXPECT_EQ(runtime::ShardCapacityMbps(100'000, m1, mall, 2), 64'000u);
+  // Every sender limited: the spare goes by senders, so that each may grow.
+  const D l0{0, 1, 10'000}, l1{0, 3, 30'000}, lall{0, 4, 40'000};
+  EXPECT_EQ(runtime::ShardCapacityMbps(100'000, l0, lall, 2), 10'000u + 15'000u);
+  EXPECT_EQ(runtime::ShardCapacityMbps(100'000, l1, lall, 2), 30'000u + 45'000u);
 }
 
 TEST(ShardEngineConfig, AddressesPortSeedAndPayload) {

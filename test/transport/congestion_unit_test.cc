@@ -261,6 +261,23 @@ TEST(FairShare, ASenderLimitedElsewhereKeepsItsRateAndTheRestIsShared) {
   EXPECT_EQ(Share(100'000, {45'000, 50'000}), 50'000u);
 }
 
+TEST(FairShare, TheSendersLimitedElsewhereAreCountedWithWhatTheyUse) {
+  // For water-filling across runtime shards (runtime::ShardCapacityMbps).
+  std::vector<uint64_t> rates = {45'000, 5'000, 45'000, 5'000};
+  FairShareLimited lim;
+  EXPECT_EQ(FairShareMbps(100'000, rates, 0, &lim), 45'000u);
+  EXPECT_EQ(lim.senders, 2u);
+  EXPECT_EQ(lim.mbps, 10'000u);
+  rates = {10'000, 20'000};
+  EXPECT_EQ(FairShareMbps(100'000, rates, 0, &lim), 70'000u);  // both limited: what is left
+  EXPECT_EQ(lim.senders, 2u);
+  EXPECT_EQ(lim.mbps, 30'000u);
+  rates = {};
+  FairShareMbps(100'000, rates, 0, &lim);
+  EXPECT_EQ(lim.senders, 0u);
+  EXPECT_EQ(lim.mbps, 0u);
+}
+
 TEST(FairShare, WhenEverySenderIsLimitedElsewhereEachMayGrow) {
   // Two senders at 10 each of 100: what is left (80), at least an equal share.
   EXPECT_EQ(Share(100'000, {10'000, 10'000}), 80'000u);
@@ -390,6 +407,14 @@ TEST_F(CongestionTest, EveryAckCarriesTheSendersShareOfTheReceiversCapacity) {
   ack = OnlyAck(Drain(now_));
   EXPECT_EQ(ack.ack.rate_hint_mbps, 100'000u);
   EXPECT_EQ(eng_->GetConnections()[0].rate_hint_mbps, 100'000u);
+  // What a runtime's shards share the host's capacity by: one sender, limited elsewhere.
+  const Engine::ShareDemand d = eng_->GetShareDemand();
+  EXPECT_EQ(d.wanting, 0u);
+  EXPECT_EQ(d.limited, 1u);
+  const ShareInfo si = eng_->GetShareInfo();
+  ASSERT_EQ(si.senders.size(), 1u);
+  EXPECT_GT(si.senders[0].measured_mbps, 0u);
+  EXPECT_EQ(d.limited_mbps, si.senders[0].measured_mbps);
   // Silent for a while, it is no longer a sender: no hint (no limit).
   now_ += 1'000'000;
   Feed(Ack(0, 0));  // any packet; the engine has nothing to acknowledge
