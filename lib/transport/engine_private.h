@@ -696,16 +696,15 @@ class EngineImpl {
   /** When @p p (with packets in flight) times out: its RTO, later while the peer is silent. */
   TimeNs RtoDeadline(const Connection* c, const TxPath& p) const;
   /**
-   * @p path timed out: its packets sent at least @p age ago (its RTO, or the
-   * silent-path wait) are lost and go again on other paths.
+   * @p path timed out: its packets sent at least @p age ago (its RTO; 0, all
+   * of them, for a silent path) are lost and go again on other paths.
    */
   void PathTimeout(TimeNs now, Connection* c, TxPath* path, TimeNs age);
   TimeNs TlpWait(const TxPath& p) const;
-
-  /** Another active path of @p c delivered a packet sent after @p t: the peer got it. */
-  bool OthersProgressedSince(const Connection* c, const TxPath& path, TimeNs t) const;
   TimeNs TlpDeadline(const TxPath& p) const;
   TimeNs RescueDeadline(const TxPath& p) const;
+  /** Another active path of @p c delivered a packet sent after @p t: the peer got it. */
+  bool OthersProgressedSince(const Connection* c, const TxPath& path, TimeNs t) const;
   /** Queues the newest live chunk of @p path for a tail-loss probe or rescue. */
   void QueueNewest(Connection* c, TxPath* path, uint16_t prefer, uint16_t avoid);
   void FailPath(TimeNs now, Connection* c, TxPath* path);

@@ -18,6 +18,12 @@
 
 namespace metaroce::transport {
 
+/** What FairShareMbps found limited elsewhere: how many, and their rates together. */
+struct FairShareLimited {
+  uint32_t senders = 0;
+  uint64_t mbps = 0;
+};
+
 /**
  * The share of @p capacity_mbps for a sender that could use more, given the
  * rates (Mbit/s) @p rates_mbps the senders reached in the last interval
@@ -26,13 +32,9 @@ namespace metaroce::transport {
  * elsewhere and keeps what it uses; the others split the rest equally. When
  * every sender is limited elsewhere, what is left, but at least an equal
  * share, so that each may grow. No senders: the whole capacity. Never 0 (0
- * means "no limit" on the wire) and never above UINT32_MAX.
+ * means "no limit" on the wire) and never above UINT32_MAX. @p limited, if
+ * given, gets the senders found limited elsewhere.
  */
-/** What FairShareMbps found limited elsewhere: how many, and their rates together. */
-struct FairShareLimited {
-  uint32_t senders = 0;
-  uint64_t mbps = 0;
-};
 uint32_t FairShareMbps(uint64_t capacity_mbps, std::span<uint64_t> rates_mbps, uint64_t prev_mbps,
                        FairShareLimited* limited = nullptr);
 

@@ -185,7 +185,8 @@ EngineImpl::Sent EngineImpl::SendChunk(TimeNs now, Connection* c, TxPath* path, 
   if (c->pace_mbps != 0) {
     // The pacer: the next data packet goes when this one has left at the
     // pacer's rate (bytes x 8000 / Mbit/s = ns). A poll later than the
-    // schedule keeps it, by up to one packet's time, so that the caller's
+    // schedule keeps it, by up to one packet's time (at the hint) or half a
+    // window (window pacing, kCcPacingBurstShift), so that the caller's
     // polling granularity costs no rate.
     const TimeNs gap = uint64_t{slot->len} * 8'000 / c->pace_mbps;
     const TimeNs credit =

@@ -92,6 +92,16 @@ TEST(CcWindow, AWindowThatIsNotInUseDoesNotGrow) {
   EXPECT_EQ(w.cwnd, 10 * kMss + 1);
 }
 
+TEST(CcWindow, AWindowThePacerHoldsBackIsInUse) {
+  // Window pacing keeps inflight below the window while data waits; that
+  // is use, or a paced window (and the pacer's rate) would never grow.
+  CcWindow w = Fresh();
+  w.cwnd = 10 * kMss;
+  w.inflight = 2 * kMss;
+  w.OnAck(kLimits, 0, kRtt, kMss, 1, 0, 0, /*held=*/true);
+  EXPECT_GT(w.cwnd, 10 * kMss);
+}
+
 TEST(CcWindow, AnRttAboveTheDelayTargetCutsByItsExcessOncePerRoundTrip) {
   constexpr TimeNs kTarget = 100'000;
   CcWindow w = Fresh();
