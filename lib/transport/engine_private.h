@@ -489,6 +489,18 @@ class EngineImpl {
   mutable std::vector<Timer> timers;
   bool reap_pending = false;  ///< a failed connection may have no QP left: forget it
   uint32_t rx_len = 0;  ///< bytes of the frame or datagram being handled (per-connection counters)
+  /**
+   * The packet being handled and its encapsulation, kept across calls so that
+   * receiving one does not construct a Packet (~300 bytes zeroed per packet).
+   * The parser sets every field of the type's body; the other bodies hold
+   * earlier packets' values, and no handler reads a body not of its type.
+   */
+  wire::Packet rx_pkt;
+  wire::FrameInfo rx_info;
+  /** The same on the way out: SendChunk's data packet (only its data body is set) and Emit's
+   * encapsulation. */
+  wire::Packet tx_pkt;
+  wire::FrameInfo tx_info;
   TimeNs seen_now = 0;  ///< the latest PollTx's time: the pacer's "now" where no time is given
   // The receiver's fair share (rx.cc): senders of the current interval.
   TimeNs share_from = 0;                ///< start of the current interval

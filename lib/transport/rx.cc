@@ -67,36 +67,43 @@ MsgRef* FindByMsn(Qp* qp, const std::vector<TxMsg>& msgs, uint32_t msn) {
   return &qp->sq[i];
 }
 
+// What a NAK raised while executing a complete message answers: the message,
+// on path 0, as if asked for (made only when one is raised).
+wire::Packet ExecutionNakCause(uint32_t msn) {
+  wire::Packet p;
+  p.path_id = 0;
+  p.data.msn = msn;
+  p.flags = wire::flags::kAckReq;
+  return p;
+}
+
 }  // namespace
 
 void EngineImpl::OnFrame(TimeNs now, std::span<const uint8_t> frame) {
   wire::ParseOptions opt;
   opt.udp_port = cfg.udp_port;
-  wire::FrameInfo info;
-  wire::Packet p;
   stats.rx_bytes += frame.size();
   rx_len = static_cast<uint32_t>(frame.size());
-  const wire::ParseError e = wire::ParseFrame(frame, opt, &info, &p);
+  const wire::ParseError e = wire::ParseFrame(frame, opt, &rx_info, &rx_pkt);
   if (e != wire::ParseError::kOk) {
     stats.rx_parse_drops[static_cast<size_t>(e)]++;
     return;
   }
-  HandlePacket(now, info, p);
+  HandlePacket(now, rx_info, rx_pkt);
 }
 
 void EngineImpl::OnDatagram(TimeNs now, const wire::FrameInfo& addr,
                             std::span<const uint8_t> payload) {
   wire::ParseOptions opt;
   opt.udp_port = cfg.udp_port;
-  wire::Packet p;
   stats.rx_bytes += payload.size();
   rx_len = static_cast<uint32_t>(payload.size());
-  const wire::ParseError e = wire::ParseDatagram(payload, opt, &p);
+  const wire::ParseError e = wire::ParseDatagram(payload, opt, &rx_pkt);
   if (e != wire::ParseError::kOk) {
     stats.rx_parse_drops[static_cast<size_t>(e)]++;
     return;
   }
-  HandlePacket(now, addr, p);
+  HandlePacket(now, addr, rx_pkt);
 }
 
 void EngineImpl::HandlePacket(TimeNs now, const wire::FrameInfo& from, const wire::Packet& p) {
@@ -870,16 +877,12 @@ void EngineImpl::AdvanceReceiver(TimeNs now, Connection* c, Qp* qp) {
       break;
     }
     if (!m.got.Full()) break;
-    wire::Packet ctx;  // for NAKs raised while executing
-    ctx.path_id = 0;
-    ctx.data.msn = m.msn;
-    ctx.flags = wire::flags::kAckReq;
     if (m.type == PacketType::kReadReq || wire::IsAtomicRequest(m.type)) {
       const bool atomic = wire::IsAtomicRequest(m.type);
       if (atomic && m.va % 8 != 0) {
         m.failed = true;
         RefuseAfter(qp, m.msn);
-        QueueNak(now, c, qp, &m, ctx, wire::NakCode::kInvalidRequest,
+        QueueNak(now, c, qp, &m, ExecutionNakCause(m.msn), wire::NakCode::kInvalidRequest,
                  wire::NakDetail::kMisalignedAtomic);
         continue;  // the failed branch above ends the stream
       }
@@ -898,7 +901,7 @@ void EngineImpl::AdvanceReceiver(TimeNs now, Connection* c, Qp* qp) {
       if (why != wire::NakDetail::kNone) {
         m.failed = true;
         RefuseAfter(qp, m.msn);
-        QueueNak(now, c, qp, &m, ctx, wire::NakCode::kRemoteAccess, why);
+        QueueNak(now, c, qp, &m, ExecutionNakCause(m.msn), wire::NakCode::kRemoteAccess, why);
         continue;
       }
       const MsgRef ref = AllocMsg(c);
@@ -927,7 +930,8 @@ void EngineImpl::AdvanceReceiver(TimeNs now, Connection* c, Qp* qp) {
         m.failed = true;
         m.local_status = WcStatus::kLocQpOpErr;
         RefuseAfter(qp, m.msn);
-        QueueNak(now, c, qp, &m, ctx, wire::NakCode::kInvalidRequest, wire::NakDetail::kNone);
+        QueueNak(now, c, qp, &m, ExecutionNakCause(m.msn), wire::NakCode::kInvalidRequest,
+                 wire::NakDetail::kNone);
         continue;
       }
       const PostedRecv r = qp->rq.front();

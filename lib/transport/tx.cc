@@ -62,7 +62,7 @@ bool Gather(const MrTable& mrs, uint32_t pd, uint64_t owner, MemoryAccess* mem, 
 
 bool EngineImpl::Emit(TimeNs now, Connection* c, uint8_t plane, uint16_t src_port, wire::Packet* p,
                       TxSlot* slot, wire::Ecn ecn) {
-  wire::FrameInfo f;
+  wire::FrameInfo& f = tx_info;  // its other fields keep their defaults
   f.eth_src = local_planes[plane].mac;
   f.src = local_planes[plane].ip;
   if (c == nullptr) {
@@ -119,10 +119,13 @@ EngineImpl::Sent EngineImpl::SendChunk(TimeNs now, Connection* c, TxPath* path, 
     return Sent::kGone;
   }
 
-  wire::Packet p;
+  wire::Packet& p = tx_pkt;
   p.type = m->type;
+  p.flags = 0;
   p.dst_conn_id = c->remote_id;
   p.path_id = path->id;
+  p.data = wire::DataBody{};
+  p.payload = {};
   if (last || probe || kind == RetxKind::kTailLoss) p.flags |= wire::flags::kAckReq;
   if (probe && wire::IsRequest(m->type)) p.flags |= wire::flags::kMsgProbe;
   if (retx) p.flags |= wire::flags::kRetransmit;
@@ -151,8 +154,7 @@ EngineImpl::Sent EngineImpl::SendChunk(TimeNs now, Connection* c, TxPath* path, 
 
   // Gather the payload straight into its place in the slot: one copy.
   const size_t pos =
-      (cfg.framing == Framing::kEthernet ? wire::EncapBytes(wire::FrameInfo{.src = cfg.local_ip})
-                                         : 0) +
+      (cfg.framing == Framing::kEthernet ? wire::EncapBytes(cfg.local_ip.v6, false) : 0) +
       wire::PayloadOffset(p.type);
   if (pos + len + wire::kCrcBytes > slot->cap) return Sent::kNoRoom;
   if (len != 0) {

@@ -6,6 +6,7 @@
 
 #include <arpa/inet.h>
 
+#include <bit>
 #include <cstring>
 
 #include "absl/status/status.h"
@@ -20,14 +21,33 @@ namespace {
 using namespace layout;
 
 // One's-complement sum of 16-bit big-endian words (RFC 1071), not yet folded.
+// Summed four bytes at a time in host order: the one's-complement sum is
+// independent of byte order (RFC 1071 section 2(B)), so the folded host-order
+// sum, byte-swapped, is the big-endian one.
 uint64_t SumWords(const uint8_t* p, size_t len, uint64_t sum) {
-  while (len >= 2) {
-    sum += static_cast<uint32_t>(p[0] << 8 | p[1]);
+  uint64_t acc = 0;
+  for (; len >= 4; p += 4, len -= 4) {
+    uint32_t w;
+    std::memcpy(&w, p, 4);
+    acc += w;
+  }
+  if (len >= 2) {
+    uint16_t w;
+    std::memcpy(&w, p, 2);
+    acc += w;
     p += 2;
     len -= 2;
   }
-  if (len) sum += static_cast<uint32_t>(p[0] << 8);
-  return sum;
+  if (len) {
+    const uint8_t last[2] = {p[0], 0};  // an odd byte is the high half of a word
+    uint16_t w;
+    std::memcpy(&w, last, 2);
+    acc += w;
+  }
+  while (acc >> 16) acc = (acc & 0xffff) + (acc >> 16);
+  uint16_t folded = static_cast<uint16_t>(acc);
+  if constexpr (std::endian::native == std::endian::little) folded = __builtin_bswap16(folded);
+  return sum + folded;
 }
 
 uint16_t Fold(uint64_t sum) {
@@ -100,11 +120,6 @@ std::string IpAddr::ToString() const {
   char buf[INET6_ADDRSTRLEN];
   if (inet_ntop(v6 ? AF_INET6 : AF_INET, bytes.data(), buf, sizeof(buf)) == nullptr) return "?";
   return buf;
-}
-
-size_t EncapBytes(const FrameInfo& f) {
-  return kEthHeaderBytes + (f.has_vlan ? kVlanTagBytes : 0) +
-         (f.src.v6 ? kIpv6HeaderBytes : kIpv4HeaderBytes) + kUdpHeaderBytes;
 }
 
 ParseError ParseFrame(std::span<const uint8_t> frame, const ParseOptions& opt, FrameInfo* info,

@@ -67,8 +67,15 @@ struct FrameInfo {
   uint16_t dst_port = kDefaultUdpPort;
 };
 
+/** Bytes of Ethernet + IP + UDP headers of a frame of this IP version, with or without a VLAN tag.
+ */
+constexpr size_t EncapBytes(bool v6, bool has_vlan) {
+  return kEthHeaderBytes + (has_vlan ? kVlanTagBytes : 0) +
+         (v6 ? kIpv6HeaderBytes : kIpv4HeaderBytes) + kUdpHeaderBytes;
+}
+
 /** Bytes of Ethernet + IP + UDP headers that a frame built from @p f has. */
-size_t EncapBytes(const FrameInfo& f);
+constexpr size_t EncapBytes(const FrameInfo& f) { return EncapBytes(f.src.v6, f.has_vlan); }
 
 }  // namespace metaroce::wire
 

@@ -11,6 +11,7 @@
 #ifndef METAROCE_MR_WIRE_LAYOUT_PRIVATE_H
 #define METAROCE_MR_WIRE_LAYOUT_PRIVATE_H
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -19,19 +20,35 @@
 
 namespace metaroce::wire::layout {
 
-/** Big-endian unsigned integer of N bytes. */
+/**
+ * Big-endian unsigned integer of N bytes. get() and set() are one load or
+ * store and a byte swap: written as a byte loop, GCC 12 kept the loop for
+ * the 64-bit fields (~150 instructions per data packet in parse and encode).
+ */
 template <typename T>
 struct Be {
   uint8_t b[sizeof(T)];
   T get() const {
-    T v = 0;
-    for (size_t i = 0; i < sizeof(T); i++) v = static_cast<T>((v << 8) | b[i]);
-    return v;
+    T v;
+    std::memcpy(&v, b, sizeof(T));
+    return ToHost(v);
   }
   void set(T v) {
-    for (size_t i = sizeof(T); i-- > 0;) {
-      b[i] = static_cast<uint8_t>(v & 0xff);
-      v = static_cast<T>(v >> 8);
+    v = ToHost(v);  // the swap is its own inverse
+    std::memcpy(b, &v, sizeof(T));
+  }
+
+ private:
+  static T ToHost(T v) {
+    if constexpr (std::endian::native == std::endian::big || sizeof(T) == 1) {
+      return v;
+    } else if constexpr (sizeof(T) == 2) {
+      return __builtin_bswap16(v);
+    } else if constexpr (sizeof(T) == 4) {
+      return __builtin_bswap32(v);
+    } else {
+      static_assert(sizeof(T) == 8);
+      return __builtin_bswap64(v);
     }
   }
 };

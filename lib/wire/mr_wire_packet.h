@@ -6,7 +6,9 @@
  * @file
  * The decoded form of one MetaRoCE packet, in host byte order. Parsing fills it
  * from wire bytes; encoding writes it back. Which body member is meaningful
- * follows from the packet type (ClassOf()); the others are left zero.
+ * follows from the packet type (ClassOf()). Parsing sets every field of that
+ * body and leaves the others as they were (zero in a new Packet), so one
+ * Packet can be parsed into again and again.
  */
 
 #ifndef METAROCE_MR_WIRE_PACKET_H

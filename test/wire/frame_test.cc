@@ -153,6 +153,48 @@ TEST(Frame, Ipv4UdpChecksumIsOptionalButCheckedWhenPresent) {
   EXPECT_EQ(ParseF(f, no_udp), ParseError::kOk);
 }
 
+// RFC 1071 one byte pair at a time: the reference the encoder's and parser's
+// word-at-a-time sums must agree with, at every length (odd ones included).
+uint16_t ReferenceSum(const uint8_t* p, size_t len, uint32_t sum = 0) {
+  for (size_t i = 0; i + 1 < len; i += 2) sum += p[i] << 8 | p[i + 1];
+  if (len % 2) sum += p[len - 1] << 8;
+  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+  return static_cast<uint16_t>(sum);
+}
+
+TEST(Frame, ChecksumsMatchRfc1071AtEveryLength) {
+  for (const char* name : {"v4_send", "v6_send"}) {
+    const auto s = Sample(name);
+    const bool v6 = s.frame.src.v6;
+    const size_t ip = kEthHeaderBytes + (s.frame.has_vlan ? kVlanTagBytes : 0);
+    const size_t udp = ip + (v6 ? kIpv6HeaderBytes : kIpv4HeaderBytes);
+    const size_t alen = v6 ? 16 : 4;
+    for (uint32_t n = 1; n <= 67; n++) {
+      std::vector<uint8_t> payload(n);
+      for (uint32_t i = 0; i < n; i++) payload[i] = static_cast<uint8_t>(0xf1 - 7 * i);
+      Packet p = s.Get();
+      p.data.msg_len = n;
+      p.data.msg_offset = 0;
+      p.payload = payload;
+      std::vector<uint8_t> f(EncapBytes(s.frame) + EncodedBytes(p));
+      EncodeOptions eo;
+      eo.udp_checksum_ipv4 = true;
+      ASSERT_TRUE(EncodeFrame(s.frame, p, f, eo).ok()) << name << " payload " << n;
+      const size_t udp_len = f.size() - udp;
+      uint32_t pseudo = ReferenceSum(s.frame.src.bytes.data(), alen);
+      pseudo += ReferenceSum(s.frame.dst.bytes.data(), alen);
+      pseudo += 17 + static_cast<uint32_t>(udp_len);
+      EXPECT_EQ(ReferenceSum(&f[udp], udp_len, pseudo), 0xffff) << name << " payload " << n;
+      if (!v6) {
+        EXPECT_EQ(ReferenceSum(&f[ip], kIpv4HeaderBytes), 0xffff) << "IPv4 header";
+      }
+      ASSERT_EQ(ParseF(f), ParseError::kOk) << name << " payload " << n;
+      f[udp + udp_len - 1 - n % 5] ^= 0x21;  // one flipped byte anywhere in the datagram
+      EXPECT_EQ(ParseF(f), ParseError::kUdpBadChecksum) << name << " payload " << n;
+    }
+  }
+}
+
 TEST(Frame, FieldsAreReported) {
   const auto s = Sample("v6_write_first_vlan_ce");
   const auto f = EncodeWithFrame(s.frame, s.Get());
