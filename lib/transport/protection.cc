@@ -53,30 +53,4 @@ uint32_t MrTable::CountInPd(uint32_t pd) const {
   return n;
 }
 
-const MrTable::Region* MrTable::Find(uint32_t key, bool remote) const {
-  const uint32_t idx = key & (kMaxRegions - 1);
-  if (idx >= regions_.size()) return nullptr;
-  const Region& r = regions_[idx];
-  if (!r.valid || (remote ? r.rkey : r.lkey) != key) return nullptr;
-  return &r;
-}
-
-bool MrTable::CheckLocal(uint32_t lkey, uint32_t pd, uint64_t addr, uint64_t len,
-                         uint32_t need) const {
-  const Region* r = Find(lkey, false);
-  if (r == nullptr || r->pd != pd || (r->access & need) != need) return false;
-  return addr >= r->addr && len <= r->len && addr - r->addr <= r->len - len;
-}
-
-wire::NakDetail MrTable::CheckRemote(uint32_t rkey, uint32_t pd, uint64_t addr, uint64_t len,
-                                     uint32_t need) const {
-  const Region* r = Find(rkey, true);
-  if (r == nullptr || r->pd != pd) return wire::NakDetail::kBadRkey;
-  if ((r->access & need) != need) return wire::NakDetail::kNoPermission;
-  if (addr < r->addr || len > r->len || addr - r->addr > r->len - len) {
-    return wire::NakDetail::kOutOfBounds;
-  }
-  return wire::NakDetail::kNone;
-}
-
 }  // namespace metaroce::transport

@@ -32,15 +32,29 @@ class MrTable {
   /** Regions still registered in @p pd. */
   uint32_t CountInPd(uint32_t pd) const;
 
+  // The checks are inline: every data packet makes one or two.
+
   /** Local access by lkey: the whole range inside one region of @p pd with @p need rights. */
-  bool CheckLocal(uint32_t lkey, uint32_t pd, uint64_t addr, uint64_t len, uint32_t need) const;
+  bool CheckLocal(uint32_t lkey, uint32_t pd, uint64_t addr, uint64_t len, uint32_t need) const {
+    const Region* r = Find(lkey, false);
+    if (r == nullptr || r->pd != pd || (r->access & need) != need) return false;
+    return addr >= r->addr && len <= r->len && addr - r->addr <= r->len - len;
+  }
 
   /**
    * Remote access by rkey. Returns NakDetail::kNone when allowed, otherwise
    * why not (bad key, bounds, permission).
    */
   wire::NakDetail CheckRemote(uint32_t rkey, uint32_t pd, uint64_t addr, uint64_t len,
-                              uint32_t need) const;
+                              uint32_t need) const {
+    const Region* r = Find(rkey, true);
+    if (r == nullptr || r->pd != pd) return wire::NakDetail::kBadRkey;
+    if ((r->access & need) != need) return wire::NakDetail::kNoPermission;
+    if (addr < r->addr || len > r->len || addr - r->addr > r->len - len) {
+      return wire::NakDetail::kOutOfBounds;
+    }
+    return wire::NakDetail::kNone;
+  }
 
  private:
   struct Region {
@@ -55,7 +69,13 @@ class MrTable {
   static constexpr uint32_t kIndexBits = 16;
   static constexpr uint32_t kMaxRegions = 1u << kIndexBits;
 
-  const Region* Find(uint32_t key, bool remote) const;
+  const Region* Find(uint32_t key, bool remote) const {
+    const uint32_t idx = key & (kMaxRegions - 1);
+    if (idx >= regions_.size()) return nullptr;
+    const Region& r = regions_[idx];
+    if (!r.valid || (remote ? r.rkey : r.lkey) != key) return nullptr;
+    return &r;
+  }
 
   SecureRng* rng_;
   std::vector<Region> regions_;

@@ -439,15 +439,6 @@ ParseError DecodeTypeHeader(const uint8_t* in, size_t region, Packet* out) {
 
 }  // namespace
 
-uint16_t WireFlags(const Packet& p) {
-  uint16_t f = p.flags;
-  if (p.type == PacketType::kAck) {
-    if (p.ack.has_sack) f |= flags::kSack;
-    if (p.ack.ece) f |= flags::kEce;
-  }
-  return f;
-}
-
 bool Equivalent(const Packet& a, const Packet& b) {
   if (a.type != b.type || WireFlags(a) != WireFlags(b) || a.dst_conn_id != b.dst_conn_id ||
       a.path_id != b.path_id) {
@@ -475,21 +466,6 @@ bool Equivalent(const Packet& a, const Packet& b) {
     case PacketClass::kInvalid: break;
   }
   return false;
-}
-
-size_t PayloadFieldBytes(const Packet& p) {
-  if (p.type == PacketType::kAck) {
-    return (p.ack.has_sack ? kSackBytes : 0) +
-           std::min<size_t>(p.ack.num_stream_acks, kMaxStreamAcks) * kStreamAckBytes;
-  }
-  if (ClassOf(p.type) == PacketClass::kConn) {
-    return std::min<size_t>(p.conn.num_planes, kMaxPlanes - 1) * kPlaneAddrBytes + p.payload.size();
-  }
-  return p.payload.size();
-}
-
-size_t EncodedBytes(const Packet& p) {
-  return kCommonHeaderBytes + TypeHeaderBytes(p.type) + PayloadFieldBytes(p) + kCrcBytes;
 }
 
 ParseError CheckFields(const Packet& p) {

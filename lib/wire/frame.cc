@@ -44,7 +44,10 @@ uint64_t SumWords(const uint8_t* p, size_t len, uint64_t sum) {
     std::memcpy(&w, last, 2);
     acc += w;
   }
-  while (acc >> 16) acc = (acc & 0xffff) + (acc >> 16);
+  acc = (acc & 0xffffffff) + (acc >> 32);  // at most 33 bits
+  acc = (acc & 0xffff) + (acc >> 16);      // at most 18 bits
+  acc = (acc & 0xffff) + (acc >> 16);      // at most 17 bits
+  acc = (acc & 0xffff) + (acc >> 16);
   uint16_t folded = static_cast<uint16_t>(acc);
   if constexpr (std::endian::native == std::endian::little) folded = __builtin_bswap16(folded);
   return sum + folded;
@@ -80,15 +83,6 @@ bool IsIpv6ExtensionHeader(uint8_t nh) {
 }
 
 }  // namespace
-
-IpAddr IpAddr::V4(uint8_t a, uint8_t b, uint8_t c, uint8_t d) {
-  IpAddr r;
-  r.bytes[0] = a;
-  r.bytes[1] = b;
-  r.bytes[2] = c;
-  r.bytes[3] = d;
-  return r;
-}
 
 IpAddr IpAddr::V6(const std::array<uint8_t, 16>& b) {
   IpAddr r;

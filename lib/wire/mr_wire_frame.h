@@ -33,8 +33,15 @@ struct IpAddr {
   bool v6 = false;
   std::array<uint8_t, 16> bytes{};
 
-  /** IPv4 from four octets (a.b.c.d). */
-  static IpAddr V4(uint8_t a, uint8_t b, uint8_t c, uint8_t d);
+  /** IPv4 from four octets (a.b.c.d). Inline: every parsed frame makes two. */
+  static IpAddr V4(uint8_t a, uint8_t b, uint8_t c, uint8_t d) {
+    IpAddr r;
+    r.bytes[0] = a;
+    r.bytes[1] = b;
+    r.bytes[2] = c;
+    r.bytes[3] = d;
+    return r;
+  }
   /** IPv6 from 16 bytes in network order. */
   static IpAddr V6(const std::array<uint8_t, 16>& b);
   /** Text form: dotted quad or RFC 5952 IPv6. */

@@ -14,6 +14,7 @@
 #ifndef METAROCE_MR_WIRE_PACKET_H
 #define METAROCE_MR_WIRE_PACKET_H
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <span>
@@ -142,7 +143,14 @@ struct Packet {
  * The flags field as encoded: for an ACK, p.flags plus kSack / kEce when
  * ack.has_sack / ack.ece are set (parsing sets both the bits and the booleans).
  */
-uint16_t WireFlags(const Packet& p);
+inline uint16_t WireFlags(const Packet& p) {
+  uint16_t f = p.flags;
+  if (p.type == PacketType::kAck) {
+    if (p.ack.has_sack) f |= flags::kSack;
+    if (p.ack.ece) f |= flags::kEce;
+  }
+  return f;
+}
 
 /**
  * True when @p a and @p b have the same type, flags, ids, the same values in
@@ -150,14 +158,26 @@ uint16_t WireFlags(const Packet& p);
  */
 bool Equivalent(const Packet& a, const Packet& b);
 
-/** Bytes after the UDP header that Encode() writes for this packet (headers, payload, CRC). */
-size_t EncodedBytes(const Packet& p);
-
 /** Offset of the payload from the start of the MetaRoCE header (datagram). */
 constexpr size_t PayloadOffset(PacketType t) { return kCommonHeaderBytes + TypeHeaderBytes(t); }
 
-/** Bytes following the type header (the payload_len field) for this packet. */
-size_t PayloadFieldBytes(const Packet& p);
+/** Bytes following the type header (the payload_len field) for this packet. Inline, as
+ * EncodedBytes(): the encoder and the field checks ask on every packet. */
+inline size_t PayloadFieldBytes(const Packet& p) {
+  if (p.type == PacketType::kAck) {
+    return (p.ack.has_sack ? kSackBytes : 0) +
+           std::min<size_t>(p.ack.num_stream_acks, kMaxStreamAcks) * kStreamAckBytes;
+  }
+  if (ClassOf(p.type) == PacketClass::kConn) {
+    return std::min<size_t>(p.conn.num_planes, kMaxPlanes - 1) * kPlaneAddrBytes + p.payload.size();
+  }
+  return p.payload.size();
+}
+
+/** Bytes after the UDP header that Encode() writes for this packet (headers, payload, CRC). */
+inline size_t EncodedBytes(const Packet& p) {
+  return kCommonHeaderBytes + TypeHeaderBytes(p.type) + PayloadFieldBytes(p) + kCrcBytes;
+}
 
 /** Name of a packet type as in doc/spec.md ("WRITE", "ACK", ...); "UNKNOWN" otherwise. */
 const char* PacketTypeName(uint8_t type);
