@@ -116,8 +116,14 @@ std::string IpAddr::ToString() const {
   return buf;
 }
 
-ParseError ParseFrame(std::span<const uint8_t> frame, const ParseOptions& opt, FrameInfo* info,
-                      Packet* out) {
+namespace {
+
+// The encapsulation's rules; @p then gets the UDP payload. A template, so
+// that ParseFrame() ends in a tail call of ParseDatagram() as it did before
+// ParseUdpFrame() shared this (a span handed back cost ~45 instructions a frame).
+template <typename Then>
+ParseError ParseEncap(std::span<const uint8_t> frame, const ParseOptions& opt, FrameInfo* info,
+                      Then&& then) {
   const uint8_t* p = frame.data();
   size_t len = frame.size();
   if (len < kEthHeaderBytes) return ParseError::kEthTruncated;
@@ -204,28 +210,52 @@ ParseError ParseFrame(std::span<const uint8_t> frame, const ParseOptions& opt, F
       return ParseError::kUdpBadChecksum;
     }
   }
-  return ParseDatagram({p + kUdpHeaderBytes, udp_len - kUdpHeaderBytes}, opt, out);
+  return then(std::span<const uint8_t>(p + kUdpHeaderBytes, udp_len - kUdpHeaderBytes));
 }
 
-absl::StatusOr<size_t> EncodeFrame(const FrameInfo& f, const Packet& pkt, std::span<uint8_t> out,
-                                   const EncodeOptions& opt) {
-  if (f.src.v6 != f.dst.v6) {
-    return absl::InvalidArgumentError("source and destination addresses differ in IP version");
-  }
+}  // namespace
+
+ParseError ParseUdpFrame(std::span<const uint8_t> frame, const ParseOptions& opt, FrameInfo* info,
+                         std::span<const uint8_t>* udp_payload) {
+  return ParseEncap(frame, opt, info, [udp_payload](std::span<const uint8_t> d) {
+    *udp_payload = d;
+    return ParseError::kOk;
+  });
+}
+
+ParseError ParseFrame(std::span<const uint8_t> frame, const ParseOptions& opt, FrameInfo* info,
+                      Packet* out) {
+  return ParseEncap(frame, opt, info,
+                    [&opt, out](std::span<const uint8_t> d) { return ParseDatagram(d, opt, out); });
+}
+
+namespace {
+
+// The encapsulation's own rules, and room for its headers: nullptr, or what is
+// wrong (a Status made on every packet cost the send path ~40 instructions).
+const char* CheckEncap(const FrameInfo& f, size_t out_bytes) {
+  if (f.src.v6 != f.dst.v6) return "source and destination addresses differ in IP version";
   if (f.dscp > 63 || static_cast<uint8_t>(f.ecn) > 3 || f.flow_label > 0xfffff) {
-    return absl::InvalidArgumentError("dscp, ecn or flow label out of range");
+    return "dscp, ecn or flow label out of range";
   }
+  if (out_bytes < EncapBytes(f)) return "";  // no room: ResourceExhausted, said by the caller
+  return nullptr;
+}
+
+absl::Status EncapError(const char* why, size_t out_bytes) {
+  if (*why != 0) return absl::InvalidArgumentError(why);
+  return absl::ResourceExhaustedError(
+      absl::StrCat("buffer of ", out_bytes, " bytes cannot hold the headers"));
+}
+
+constexpr size_t kMaxUdpBytes = 0xffff - kIpv6HeaderBytes;
+
+// Writes the headers in front of a checked UDP payload already in place (one
+// of at most kMaxUdpBytes with its UDP header).
+[[gnu::always_inline]] inline size_t WriteEncap(const FrameInfo& f, size_t udp_payload_bytes,
+                                                std::span<uint8_t> out, const EncodeOptions& opt) {
   const size_t encap = EncapBytes(f);
-  if (out.size() < encap) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("buffer of ", out.size(), " bytes cannot hold the headers"));
-  }
-  auto body = EncodeDatagram(pkt, out.subspan(encap), opt);
-  if (!body.ok()) return body.status();
-  const size_t udp_len = kUdpHeaderBytes + *body;
-  if (udp_len > 0xffff - kIpv6HeaderBytes) {
-    return absl::InvalidArgumentError("datagram too large for one IP packet");
-  }
+  const size_t udp_len = kUdpHeaderBytes + udp_payload_bytes;
 
   uint8_t* p = out.data();
   EthHdr eth;
@@ -289,7 +319,38 @@ absl::StatusOr<size_t> EncodeFrame(const FrameInfo& f, const Packet& pkt, std::s
     csum.set(c);
     Store(p + offsetof(UdpHdr, checksum), csum);
   }
-  return encap + *body;
+  return encap + udp_payload_bytes;
+}
+
+}  // namespace
+
+absl::StatusOr<size_t> EncodeFrame(const FrameInfo& f, const Packet& pkt, std::span<uint8_t> out,
+                                   const EncodeOptions& opt) {
+  if (const char* why = CheckEncap(f, out.size()); why != nullptr) {
+    return EncapError(why, out.size());
+  }
+  auto body = EncodeDatagram(pkt, out.subspan(EncapBytes(f)), opt);
+  if (!body.ok()) return body.status();
+  if (kUdpHeaderBytes + *body > kMaxUdpBytes) {
+    return absl::InvalidArgumentError("datagram too large for one IP packet");
+  }
+  return WriteEncap(f, *body, out, opt);
+}
+
+absl::StatusOr<size_t> EncodeUdpFrame(const FrameInfo& f, size_t udp_payload_bytes,
+                                      std::span<uint8_t> out, const EncodeOptions& opt) {
+  if (const char* why = CheckEncap(f, out.size()); why != nullptr) {
+    return EncapError(why, out.size());
+  }
+  if (out.size() - EncapBytes(f) < udp_payload_bytes) {
+    return absl::ResourceExhaustedError(absl::StrCat("buffer of ", out.size(),
+                                                     " bytes cannot hold the headers and ",
+                                                     udp_payload_bytes, " bytes of payload"));
+  }
+  if (kUdpHeaderBytes + udp_payload_bytes > kMaxUdpBytes) {
+    return absl::InvalidArgumentError("datagram too large for one IP packet");
+  }
+  return WriteEncap(f, udp_payload_bytes, out, opt);
 }
 
 }  // namespace metaroce::wire

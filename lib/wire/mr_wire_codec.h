@@ -105,6 +105,15 @@ ParseError ParseFrame(std::span<const uint8_t> frame, const ParseOptions& opt, F
                       Packet* out);
 
 /**
+ * The encapsulation alone: parses Ethernet, IP and UDP as ParseFrame() does
+ * (every rule up to the UDP checksum, opt.udp_port included) and points
+ * @p udp_payload at what follows the UDP header. For other UDP protocols
+ * sharing the framing (the RoCEv2 baseline of the simulator).
+ */
+ParseError ParseUdpFrame(std::span<const uint8_t> frame, const ParseOptions& opt, FrameInfo* info,
+                         std::span<const uint8_t>* udp_payload);
+
+/**
  * Checks the fields of a decoded packet against the v1 rules that do not depend
  * on the byte layout (non-zero ids, offsets inside the message, ...). The
  * parser applies it to every packet; encoders apply it before writing.
@@ -135,6 +144,15 @@ absl::StatusOr<size_t> EncodeDatagram(const Packet& p, std::span<uint8_t> out,
  */
 absl::StatusOr<size_t> EncodeFrame(const FrameInfo& f, const Packet& p, std::span<uint8_t> out,
                                    const EncodeOptions& opt = {});
+
+/**
+ * Writes the Ethernet, IP and UDP headers of @p f in front of a UDP payload
+ * of @p udp_payload_bytes already in place at out[EncapBytes(f)...]: the
+ * encapsulation EncodeFrame() writes, for other UDP protocols.
+ * @return frame length, or InvalidArgument / ResourceExhausted as EncodeFrame
+ */
+absl::StatusOr<size_t> EncodeUdpFrame(const FrameInfo& f, size_t udp_payload_bytes,
+                                      std::span<uint8_t> out, const EncodeOptions& opt = {});
 
 }  // namespace metaroce::wire
 

@@ -217,6 +217,35 @@ TEST(Frame, FieldsAreReported) {
   EXPECT_EQ(f4[kIp + 6], 0x40);  // don't fragment
 }
 
+// The encapsulation alone, for other UDP protocols (the RoCEv2 baseline):
+// what EncodeUdpFrame writes around a payload ParseUdpFrame gives back.
+TEST(Frame, UdpFramesOfOtherProtocolsRoundTrip) {
+  for (const char* name : {"v4_send", "v6_write_first_vlan_ce"}) {
+    FrameInfo f = Sample(name).frame;
+    f.dst_port = 4791;
+    const std::vector<uint8_t> payload = {1, 2, 3, 4, 5, 6, 7};
+    std::vector<uint8_t> buf(EncapBytes(f) + payload.size());
+    std::copy(payload.begin(), payload.end(), buf.begin() + EncapBytes(f));
+    auto n = EncodeUdpFrame(f, payload.size(), buf);
+    ASSERT_TRUE(n.ok()) << n.status();
+    EXPECT_EQ(*n, buf.size());
+    ParseOptions opt;
+    opt.udp_port = 4791;
+    FrameInfo got;
+    std::span<const uint8_t> d;
+    ASSERT_EQ(ParseUdpFrame(buf, opt, &got, &d), ParseError::kOk) << name;
+    EXPECT_EQ(std::vector<uint8_t>(d.begin(), d.end()), payload);
+    EXPECT_EQ(got.src, f.src);
+    EXPECT_EQ(got.src_port, f.src_port);
+    EXPECT_EQ(got.ecn, f.ecn);
+    EXPECT_EQ(ParseUdpFrame(buf, ParseOptions{}, &got, &d), ParseError::kUdpWrongPort);
+    // The payload must fit behind the headers.
+    auto small = EncodeUdpFrame(f, payload.size() + 1, buf);
+    ASSERT_FALSE(small.ok());
+    EXPECT_EQ(small.status().code(), absl::StatusCode::kResourceExhausted);
+  }
+}
+
 TEST(Frame, EncoderRejectsMixedFamiliesAndSmallBuffers) {
   auto s = Sample("v4_send");
   s.frame.dst = Sample("v6_send").frame.dst;
