@@ -24,6 +24,8 @@ constexpr uint8_t kOpWriteMiddle = 0x07;
 constexpr uint8_t kOpWriteLast = 0x08;
 constexpr uint8_t kOpWriteOnly = 0x0a;
 constexpr uint8_t kOpAck = 0x11;
+constexpr uint8_t kOpCnp = 0x81;              // RoCEv2 congestion notification (annex A17)
+constexpr size_t kCnpBodyBytes = 16;          // reserved, after the BTH
 constexpr uint8_t kSyndromeAck = 0x1f;        // ACK, no end-to-end credits
 constexpr uint8_t kSyndromeNakPsnSeq = 0x60;  // NAK, PSN sequence error
 constexpr uint8_t kAckRequest = 0x80;         // BTH byte 8: the A bit
@@ -77,7 +79,17 @@ struct Qp {
   bool nak_outstanding = false;  // a NAK was sent; the expected PSN has not come since
   bool ack_pending = false;
   bool nak_pending = false;
+  bool cnp_pending = false;
   bool in_ctl = false;  // on the control queue
+  bool cnp_sent = false;
+  TimeNs cnp_at = 0;  // the last CNP sent
+  // Requester's DCQCN: the rate and its timers, and the pacer.
+  QpRate rate;
+  TimeNs alpha_at = 0;       // alpha decays next
+  TimeNs increase_at = 0;    // the rate-increase timer fires next
+  uint64_t bytes_since = 0;  // sent since the last byte-counter event
+  uint32_t timer_events = 0, byte_events = 0;
+  TimeNs next_tx_at = 0;  // paced: the next data packet leaves no earlier
 };
 
 class EngineImpl final : public Engine {
@@ -114,6 +126,7 @@ class EngineImpl final : public Engine {
     // The counts start at the first PSN; the wire carries their low 24 bits.
     qp->una = qp->nxt = qp->end = qp->sent_max = sq_psn;
     qp->epsn = rq_psn;
+    qp->rate.rate_mbps = qp->rate.target_mbps = static_cast<double>(cfg_.line_rate_mbps);
     return absl::OkStatus();
   }
 
@@ -139,22 +152,29 @@ class EngineImpl final : public Engine {
       Qp& qp = qps_[ctl_.front() - 1];
       if (qp.nak_pending || qp.ack_pending) {
         if (!EmitAck(qp, qp.nak_pending, &slots[n])) break;
+        qp.nak_pending = qp.ack_pending = false;
         n++;
+      } else if (qp.cnp_pending) {
+        if (!EmitCnp(qp, &slots[n])) break;
+        qp.cnp_pending = false;
+        n++;
+      } else {
+        qp.in_ctl = false;
+        ctl_.pop_front();
       }
-      qp.nak_pending = qp.ack_pending = qp.in_ctl = false;
-      ctl_.pop_front();
     }
     for (Qp& qp : qps_) {
       if (qp.una < qp.nxt && now >= qp.progress_at + cfg_.ack_timeout_ns) {
         GoBack(&qp, now);
         stats_.go_backs_timeout++;
       }
+      AdvanceRate(&qp, now);
     }
     // Data, one packet per QP in turn.
     for (size_t idle = 0; n < slots.size() && !qps_.empty() && idle < qps_.size();) {
       rr_ = (rr_ + 1) % qps_.size();
       Qp& qp = qps_[rr_];
-      if (!CanSend(qp)) {
+      if (!HasData(qp) || (qp.rate.limited && qp.next_tx_at > now)) {
         idle++;
         continue;
       }
@@ -185,8 +205,10 @@ class EngineImpl final : public Engine {
     const uint32_t psn = Get24(d.data() + 9);
     if (op == kOpAck && d.size() == kBthBytes + kAethBytes + kIcrcBytes) {
       OnAck(now, qp, psn, d[kBthBytes]);
+    } else if (op == kOpCnp && d.size() == kBthBytes + kCnpBodyBytes + kIcrcBytes) {
+      OnCnp(now, qp);
     } else if (IsWrite(op)) {
-      OnData(qp, op, psn, (d[8] & kAckRequest) != 0);
+      OnData(now, qp, op, psn, (d[8] & kAckRequest) != 0, info.ecn == wire::Ecn::kCe);
     } else {
       stats_.rx_dropped++;
     }
@@ -196,7 +218,10 @@ class EngineImpl final : public Engine {
     if (!ctl_.empty()) return 0;
     TimeNs t = kNever;
     for (const Qp& qp : qps_) {
-      if (CanSend(qp)) return 0;
+      if (HasData(qp)) {
+        if (!qp.rate.limited) return 0;
+        t = std::min(t, qp.next_tx_at);  // paced
+      }
       if (qp.una < qp.nxt) t = std::min(t, qp.progress_at + cfg_.ack_timeout_ns);
     }
     return t;
@@ -211,11 +236,83 @@ class EngineImpl final : public Engine {
 
   const Stats& stats() const override { return stats_; }
 
+  QpRate Rate(uint32_t qpn) const override {
+    return qpn >= 1 && qpn <= qps_.size() ? qps_[qpn - 1].rate : QpRate{};
+  }
+
  private:
   Qp* Find(uint32_t qpn) { return qpn >= 1 && qpn <= qps_.size() ? &qps_[qpn - 1] : nullptr; }
 
-  bool CanSend(const Qp& qp) const {
+  // Data waiting and room in the window (the pacer aside).
+  bool HasData(const Qp& qp) const {
     return qp.connected && qp.nxt < qp.end && qp.nxt - qp.una < cfg_.window_pkts;
+  }
+
+  // ---- DCQCN, requester side ----
+
+  // A CNP: the rate is cut by alpha / 2 and alpha grows; the increase stages start over.
+  void OnCnp(TimeNs now, Qp* qp) {
+    stats_.rx_cnps++;
+    if (!cfg_.dcqcn) return;
+    AdvanceRate(qp, now);
+    QpRate& r = qp->rate;
+    r.target_mbps = r.rate_mbps;
+    r.rate_mbps =
+        std::max(r.rate_mbps * (1 - r.alpha / 2), static_cast<double>(cfg_.min_rate_mbps));
+    r.alpha = (1 - cfg_.dcqcn_g) * r.alpha + cfg_.dcqcn_g;
+    if (!r.limited) qp->next_tx_at = now;
+    r.limited = true;
+    qp->timer_events = qp->byte_events = 0;
+    qp->bytes_since = 0;
+    qp->alpha_at = now + cfg_.alpha_timer_ns;
+    qp->increase_at = now + cfg_.increase_timer_ns;
+  }
+
+  // The timers up to @p now: alpha decays, the rate-increase timer fires.
+  void AdvanceRate(Qp* qp, TimeNs now) {
+    while (qp->rate.limited && now >= qp->alpha_at) {
+      qp->rate.alpha *= 1 - cfg_.dcqcn_g;
+      qp->alpha_at += cfg_.alpha_timer_ns;
+    }
+    while (qp->rate.limited && now >= qp->increase_at) {
+      qp->timer_events++;
+      Increase(qp);
+      qp->increase_at += cfg_.increase_timer_ns;
+    }
+  }
+
+  // One increase event (timer or byte counter): fast recovery halves the way
+  // to the target; then the target itself grows, additively, then hyper.
+  void Increase(Qp* qp) {
+    QpRate& r = qp->rate;
+    const uint32_t lo = std::min(qp->timer_events, qp->byte_events);
+    const uint32_t hi = std::max(qp->timer_events, qp->byte_events);
+    const uint32_t f = cfg_.fast_recovery_steps;
+    if (lo >= f) {
+      r.target_mbps += static_cast<double>((lo - f + 1) * cfg_.hyper_mbps);
+    } else if (hi >= f) {
+      r.target_mbps += static_cast<double>(cfg_.additive_mbps);
+    }
+    const auto line = static_cast<double>(cfg_.line_rate_mbps);
+    r.target_mbps = std::min(r.target_mbps, line);
+    r.rate_mbps = (r.target_mbps + r.rate_mbps) / 2;
+    if (r.rate_mbps >= line * 0.999) {  // back at line rate: no longer paced
+      r.rate_mbps = r.target_mbps = line;
+      r.limited = false;
+    }
+  }
+
+  // A data packet of @p frame_bytes left: the pacer's next time and the byte counter.
+  void Sent(TimeNs now, Qp* qp, uint32_t frame_bytes) {
+    if (!qp->rate.limited) return;
+    qp->next_tx_at = std::max(qp->next_tx_at, now) +
+                     static_cast<TimeNs>(frame_bytes * 8'000.0 / qp->rate.rate_mbps);
+    qp->bytes_since += frame_bytes;
+    while (qp->rate.limited && qp->bytes_since >= cfg_.increase_bytes) {
+      qp->bytes_since -= cfg_.increase_bytes;
+      qp->byte_events++;
+      Increase(qp);
+    }
   }
 
   // Resends from the oldest unacknowledged packet, and the timeout starts again.
@@ -253,8 +350,18 @@ class EngineImpl final : public Engine {
     }
   }
 
-  void OnData(Qp* qp, uint8_t op, uint32_t psn24, bool ack_req) {
+  void OnData(TimeNs now, Qp* qp, uint8_t op, uint32_t psn24, bool ack_req, bool ce) {
     stats_.rx_data_pkts++;
+    if (ce) {
+      // DCQCN's notification point: one CNP per QP and interval, whatever becomes of the packet.
+      stats_.rx_ce_pkts++;
+      if (cfg_.dcqcn && (!qp->cnp_sent || now - qp->cnp_at >= cfg_.cnp_interval_ns)) {
+        qp->cnp_sent = true;
+        qp->cnp_at = now;
+        qp->cnp_pending = true;
+        Queue(qp);
+      }
+    }
     const uint64_t d = (psn24 - qp->epsn) & kPsnMask;
     if (d == 0) {
       stats_.rx_accepted_pkts++;
@@ -276,19 +383,23 @@ class EngineImpl final : public Engine {
 
   void Control(Qp* qp, bool nak) {
     (nak ? qp->nak_pending : qp->ack_pending) = true;
+    Queue(qp);
+  }
+
+  void Queue(Qp* qp) {
     if (!qp->in_ctl) {
       qp->in_ctl = true;
       ctl_.push_back(qp->qpn);
     }
   }
 
-  wire::FrameInfo FrameTo(const Qp& qp) const {
+  wire::FrameInfo FrameTo(const Qp& qp, wire::Ecn ecn = wire::Ecn::kEct0) const {
     wire::FrameInfo f;
     f.eth_dst = qp.peer_mac;
     f.eth_src = cfg_.local_mac;
     f.src = cfg_.local_ip;
     f.dst = qp.peer_ip;
-    f.ecn = wire::Ecn::kEct0;
+    f.ecn = ecn;
     f.src_port = qp.src_port;
     f.dst_port = kUdpPort;
     return f;
@@ -297,8 +408,9 @@ class EngineImpl final : public Engine {
   // BTH at @p p; the ICRC after @p body_bytes more (a CRC-32C of the UDP
   // payload: the real ICRC is a CRC-32 over masked headers; this one only
   // needs to catch damage in the simulator).
-  bool Seal(const Qp& qp, uint8_t op, uint64_t psn, bool ack_req, size_t body_bytes, TxSlot* slot) {
-    const wire::FrameInfo f = FrameTo(qp);
+  bool Seal(const Qp& qp, uint8_t op, uint64_t psn, bool ack_req, size_t body_bytes, TxSlot* slot,
+            wire::Ecn ecn = wire::Ecn::kEct0) {
+    const wire::FrameInfo f = FrameTo(qp, ecn);
     const size_t encap = wire::EncapBytes(f);
     const size_t udp_payload = kBthBytes + body_bytes + kIcrcBytes;
     if (encap + udp_payload > slot->cap) return false;
@@ -331,6 +443,16 @@ class EngineImpl final : public Engine {
     return true;
   }
 
+  // A CNP goes to the QP's requester, not ECN-capable (a CNP is never marked).
+  bool EmitCnp(Qp& qp, TxSlot* slot) {
+    const size_t encap = wire::EncapBytes(FrameTo(qp));
+    if (encap + kBthBytes + kCnpBodyBytes + kIcrcBytes > slot->cap) return false;
+    std::memset(slot->buf + encap + kBthBytes, 0, kCnpBodyBytes);
+    if (!Seal(qp, kOpCnp, 0, false, kCnpBodyBytes, slot, wire::Ecn::kNotEct)) return false;
+    stats_.tx_cnps++;
+    return true;
+  }
+
   bool EmitData(TimeNs now, Qp& qp, TxSlot* slot) {
     while (qp.msgs[qp.tx_msg].first_psn + qp.msgs[qp.tx_msg].npkts <= qp.nxt) qp.tx_msg++;
     const Msg& m = qp.msgs[qp.tx_msg];
@@ -356,6 +478,7 @@ class EngineImpl final : public Engine {
     if (qp.nxt < qp.sent_max) stats_.tx_resent_pkts++;
     qp.nxt++;
     qp.sent_max = std::max(qp.sent_max, qp.nxt);
+    Sent(now, &qp, slot->len);
     return true;
   }
 
@@ -380,6 +503,14 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(const Config& cfg) {
   }
   if (cfg.ack_every_pkts == 0 || cfg.ack_timeout_ns == 0) {
     return absl::InvalidArgumentError("rocev2: ack_every_pkts and ack_timeout_ns must be > 0");
+  }
+  if (cfg.dcqcn &&
+      (cfg.line_rate_mbps == 0 || cfg.min_rate_mbps == 0 ||
+       cfg.min_rate_mbps > cfg.line_rate_mbps || !(cfg.dcqcn_g > 0 && cfg.dcqcn_g < 1) ||
+       cfg.alpha_timer_ns == 0 || cfg.increase_timer_ns == 0 || cfg.increase_bytes == 0)) {
+    return absl::InvalidArgumentError(
+        "rocev2: DCQCN needs 0 < min_rate_mbps <= line_rate_mbps, 0 < dcqcn_g < 1 and non-zero "
+        "timers and byte counter");
   }
   return std::unique_ptr<Engine>(new EngineImpl(cfg));
 }

@@ -16,8 +16,13 @@
  * are on the wire but come from and go to no memory), WRITE is the only
  * operation. Like lib/transport it does no I/O and reads no clock: frames in
  * through OnFrame(), out through PollTx() into caller buffers, NextDeadline()
- * for the caller's timer. Congestion control (DCQCN) is not part of it yet:
- * a QP sends up to its window.
+ * for the caller's timer.
+ *
+ * Congestion control is DCQCN (Zhu et al., SIGCOMM 2015): the responder
+ * answers CE-marked packets with at most one CNP per QP and interval; the
+ * requester cuts the QP's rate by alpha / 2 on each CNP and recovers it in
+ * fast-recovery, additive and hyper-increase stages driven by a timer and a
+ * byte counter; packets are paced at the QP's rate.
  */
 
 #ifndef METAROCE_MR_ROCEV2_H
@@ -58,6 +63,22 @@ struct Config {
   TimeNs ack_timeout_ns = 100'000;
   /** The responder acknowledges every this many packets, and every packet that asks (A bit). */
   uint32_t ack_every_pkts = 4;
+
+  /**
+   * DCQCN, with the values of the DCQCN paper (SIGCOMM 2015, section 5 and
+   * table 2) unless said otherwise. Off: a QP sends at line rate up to its window.
+   */
+  bool dcqcn = true;
+  uint64_t line_rate_mbps = 100'000;     ///< the NIC's rate: a QP starts and recovers up to it
+  TimeNs cnp_interval_ns = 50'000;       ///< responder: at most one CNP per QP in this time (N)
+  double dcqcn_g = 1.0 / 256;            ///< alpha's gain (g)
+  TimeNs alpha_timer_ns = 55'000;        ///< alpha decays when no CNP came for this long (K)
+  TimeNs increase_timer_ns = 55'000;     ///< rate-increase timer (T)
+  uint64_t increase_bytes = 10'000'000;  ///< rate-increase byte counter (B)
+  uint32_t fast_recovery_steps = 5;      ///< increase events of fast recovery (F)
+  uint64_t additive_mbps = 40;           ///< additive increase step (R_AI)
+  uint64_t hyper_mbps = 400;             ///< hyper increase step (R_HAI; 10 x R_AI)
+  uint64_t min_rate_mbps = 10;           ///< a QP is never paced below this
 };
 
 /** A buffer for one outgoing frame, as lib/transport's TxSlot. */
@@ -87,6 +108,17 @@ struct Stats {
   uint64_t go_backs_nak = 0;      ///< sender went back on a NAK
   uint64_t go_backs_timeout = 0;  ///< sender went back on the local ACK timeout
   uint64_t completed_bytes = 0;   ///< payload of completed WRITEs
+  uint64_t rx_ce_pkts = 0;        ///< data packets that arrived CE-marked
+  uint64_t tx_cnps = 0;           ///< congestion notifications sent (responder)
+  uint64_t rx_cnps = 0;           ///< congestion notifications received: rate cuts (requester)
+};
+
+/** A QP's DCQCN state (requester side). */
+struct QpRate {
+  double rate_mbps = 0;    ///< current rate (Rc)
+  double target_mbps = 0;  ///< target rate (Rt)
+  double alpha = 1;
+  bool limited = false;  ///< paced: a CNP came and the rate is not back at line rate
 };
 
 class Engine {
@@ -118,6 +150,8 @@ class Engine {
   virtual size_t PollCq(std::span<Completion> out) = 0;
 
   virtual const Stats& stats() const = 0;
+  /** DCQCN state of @p qpn (zero for an unknown QP). */
+  virtual QpRate Rate(uint32_t qpn) const = 0;
 };
 
 }  // namespace metaroce::rocev2

@@ -25,6 +25,7 @@ class RoceSimNode : public sim::Endpoint {
   RoceSimNode(sim::Host* host, rocev2::Config cfg) : host_(host) {
     cfg.local_ip = host->ipv4();
     cfg.local_mac = host->mac();
+    cfg.line_rate_mbps = host->line_rate_bps() / 1'000'000;
     auto e = rocev2::Engine::Create(cfg);
     if (!e.ok()) {
       std::fprintf(stderr, "RoceSimNode: %s\n", std::string(e.status().message()).c_str());
