@@ -65,8 +65,8 @@ struct Config {
   uint32_t ack_every_pkts = 4;
 
   /**
-   * DCQCN, with the values of the DCQCN paper (SIGCOMM 2015, section 5 and
-   * table 2) unless said otherwise. Off: a QP sends at line rate up to its window.
+   * DCQCN, with the values commonly cited from the DCQCN paper (SIGCOMM 2015)
+   * unless said otherwise (doc/rocev2.md). Off: a QP sends at line rate up to its window.
    */
   bool dcqcn = true;
   uint64_t line_rate_mbps = 100'000;     ///< the NIC's rate: a QP starts and recovers up to it
@@ -77,7 +77,7 @@ struct Config {
   uint64_t increase_bytes = 10'000'000;  ///< rate-increase byte counter (B)
   uint32_t fast_recovery_steps = 5;      ///< increase events of fast recovery (F)
   uint64_t additive_mbps = 40;           ///< additive increase step (R_AI)
-  uint64_t hyper_mbps = 400;             ///< hyper increase step (R_HAI; 10 x R_AI)
+  uint64_t hyper_mbps = 400;             ///< hyper increase step (R_HAI): ours, 10 x R_AI
   uint64_t min_rate_mbps = 10;           ///< a QP is never paced below this
 };
 
