@@ -80,7 +80,9 @@ struct Qp {
   bool ack_pending = false;
   bool nak_pending = false;
   bool cnp_pending = false;
-  bool in_ctl = false;  // on the control queue
+  bool in_ctl = false;   // on the control queue
+  uint32_t retries = 0;  // go-backs in a row without progress
+  bool failed = false;   // retries exhausted: in error
   bool cnp_sent = false;
   TimeNs cnp_at = 0;  // the last CNP sent
   // Requester's DCQCN: the rate and its timers, and the pacer.
@@ -135,6 +137,9 @@ class EngineImpl final : public Engine {
     if (qp == nullptr || !qp->connected) {
       return absl::FailedPreconditionError(absl::StrCat("rocev2: QP ", qpn, " is not connected"));
     }
+    if (qp->failed) {
+      return absl::FailedPreconditionError(absl::StrCat("rocev2: QP ", qpn, " is in error"));
+    }
     if (bytes == 0 || bytes > (uint64_t{1} << 31)) {
       return absl::InvalidArgumentError(
           absl::StrCat("rocev2: a WRITE of ", bytes, " bytes (1 .. 2 GiB)"));
@@ -164,9 +169,9 @@ class EngineImpl final : public Engine {
       }
     }
     for (Qp& qp : qps_) {
-      if (qp.una < qp.nxt && now >= qp.progress_at + cfg_.ack_timeout_ns) {
-        GoBack(&qp, now);
+      if (!qp.failed && qp.una < qp.nxt && now >= qp.progress_at + cfg_.ack_timeout_ns) {
         stats_.go_backs_timeout++;
+        GoBack(&qp, now);
       }
       AdvanceRate(&qp, now);
     }
@@ -197,7 +202,7 @@ class EngineImpl final : public Engine {
       return;
     }
     Qp* qp = Find(Get24(d.data() + 5));
-    if (qp == nullptr || !qp->connected || info.src != qp->peer_ip) {
+    if (qp == nullptr || !qp->connected || qp->failed || info.src != qp->peer_ip) {
       stats_.rx_dropped++;
       return;
     }
@@ -245,7 +250,7 @@ class EngineImpl final : public Engine {
 
   // Data waiting and room in the window (the pacer aside).
   bool HasData(const Qp& qp) const {
-    return qp.connected && qp.nxt < qp.end && qp.nxt - qp.una < cfg_.window_pkts;
+    return qp.connected && !qp.failed && qp.nxt < qp.end && qp.nxt - qp.una < cfg_.window_pkts;
   }
 
   // ---- DCQCN, requester side ----
@@ -315,17 +320,37 @@ class EngineImpl final : public Engine {
     }
   }
 
-  // Resends from the oldest unacknowledged packet, and the timeout starts again.
+  // Resends from the oldest unacknowledged packet, and the timeout starts
+  // again; or, the retries used up without progress, fails the QP.
   void GoBack(Qp* qp, TimeNs now) {
+    if (qp->retries++ >= cfg_.retry_count) {
+      Fail(qp);
+      return;
+    }
     qp->nxt = qp->una;
     qp->tx_msg = 0;
     qp->progress_at = now;
+  }
+
+  // The oldest WRITE completes with kRetryExceeded, every other with kFlushed.
+  void Fail(Qp* qp) {
+    qp->failed = true;
+    stats_.qp_errors++;
+    for (const Msg& m : qp->msgs) {
+      const bool first = &m == &qp->msgs.front();
+      cq_.push_back(Completion{m.wr_id, qp->qpn, m.bytes,
+                               first ? WcStatus::kRetryExceeded : WcStatus::kFlushed});
+    }
+    qp->msgs.clear();
+    qp->tx_msg = 0;
+    qp->una = qp->nxt = qp->end;
   }
 
   // Everything before @p psn is acknowledged: complete the WRITEs it covers.
   void Acked(TimeNs now, Qp* qp, uint64_t psn) {
     if (psn <= qp->una) return;
     qp->una = psn;
+    qp->retries = 0;  // progress
     qp->nxt = std::max(qp->nxt, psn);
     qp->progress_at = now;
     while (!qp->msgs.empty() && qp->msgs.front().first_psn + qp->msgs.front().npkts <= qp->una) {
@@ -343,8 +368,8 @@ class EngineImpl final : public Engine {
     if (syndrome == kSyndromeNakPsnSeq) {
       if (d > qp->nxt - qp->una) return;  // stale, or beyond what was sent
       Acked(now, qp, qp->una + d);        // the responder expects psn: all before it arrived
-      GoBack(qp, now);
       stats_.go_backs_nak++;
+      GoBack(qp, now);
     } else if (d < qp->nxt - qp->una) {
       Acked(now, qp, qp->una + d + 1);  // an ACK names the last PSN accepted
     }
@@ -500,6 +525,10 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(const Config& cfg) {
   if (cfg.window_pkts == 0 || cfg.window_pkts >= kHalfPsnSpace) {
     return absl::InvalidArgumentError(
         absl::StrCat("rocev2: window_pkts ", cfg.window_pkts, " must be 1 .. 2^23 - 1"));
+  }
+  if (cfg.retry_count > 7) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("rocev2: retry_count ", cfg.retry_count, " is not 0 .. 7 (a 3-bit field)"));
   }
   if (cfg.ack_every_pkts == 0 || cfg.ack_timeout_ns == 0) {
     return absl::InvalidArgumentError("rocev2: ack_every_pkts and ack_timeout_ns must be > 0");

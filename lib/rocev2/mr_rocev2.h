@@ -63,6 +63,12 @@ struct Config {
   TimeNs ack_timeout_ns = 100'000;
   /** The responder acknowledges every this many packets, and every packet that asks (A bit). */
   uint32_t ack_every_pkts = 4;
+  /**
+   * Go-backs in a row without progress (local ACK timeouts and PSN sequence
+   * error NAKs) before the QP fails, as ibv_qp_attr::retry_cnt (0..7; 7, as
+   * perftest sets it).
+   */
+  uint32_t retry_count = 7;
 
   /**
    * DCQCN, with the values commonly cited from the DCQCN paper (SIGCOMM 2015)
@@ -88,11 +94,19 @@ struct TxSlot {
   uint32_t len = 0;  ///< set by PollTx
 };
 
+/** How a WRITE ended, as the verbs statuses of the same names. */
+enum class WcStatus : uint8_t {
+  kSuccess,
+  kRetryExceeded,  ///< the QP's retries ran out on this WRITE: the QP is in error
+  kFlushed,        ///< posted behind it on a QP in error
+};
+
 /** One completed WRITE (the requester's side; the responder completes nothing). */
 struct Completion {
   uint64_t wr_id = 0;
   uint32_t qpn = 0;
   uint64_t bytes = 0;
+  WcStatus status = WcStatus::kSuccess;
 };
 
 struct Stats {
@@ -107,7 +121,8 @@ struct Stats {
   uint64_t rx_dropped = 0;        ///< not parsed, not ours, or for no connected QP
   uint64_t go_backs_nak = 0;      ///< sender went back on a NAK
   uint64_t go_backs_timeout = 0;  ///< sender went back on the local ACK timeout
-  uint64_t completed_bytes = 0;   ///< payload of completed WRITEs
+  uint64_t completed_bytes = 0;   ///< payload of WRITEs completed successfully
+  uint64_t qp_errors = 0;         ///< QPs failed: retries exhausted
   uint64_t rx_ce_pkts = 0;        ///< data packets that arrived CE-marked
   uint64_t tx_cnps = 0;           ///< congestion notifications sent (responder)
   uint64_t rx_cnps = 0;           ///< congestion notifications received: rate cuts (requester)
@@ -137,7 +152,7 @@ class Engine {
   virtual absl::Status ConnectQp(uint32_t qpn, const wire::IpAddr& peer_ip,
                                  const wire::MacAddr& peer_mac, uint32_t remote_qpn,
                                  uint16_t src_port, uint32_t sq_psn = 0, uint32_t rq_psn = 0) = 0;
-  /** Queues an RDMA WRITE of @p bytes (>= 1) on a connected QP. */
+  /** Queues an RDMA WRITE of @p bytes (>= 1) on a connected QP (not one in error). */
   virtual absl::Status PostWrite(TimeNs now, uint32_t qpn, uint64_t wr_id, uint64_t bytes) = 0;
 
   /** Builds up to slots.size() frames (ACKs and NAKs first, then data, QPs in turn). */

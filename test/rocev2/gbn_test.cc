@@ -94,5 +94,41 @@ TEST(RoceV2, DamagedFramesAreDroppedAndRecovered) {
   EXPECT_GT(r.gbps, 0.8 * RunOneQp(0, 32, 4).gbps);
 }
 
+// A path that delivers nothing: each local ACK timeout goes back again, and
+// after retry_count of them in a row the QP fails, as an RC QP with
+// retry_cnt 7 does - the oldest WRITE with "retry exceeded", the rest flushed.
+TEST(RoceV2, RetriesRunOutOnABlackholedPathAndTheQpFails) {
+  sim::Fabric fabric(6);
+  const sim::Topology t = *sim::BuildBackToBack(fabric, sim::BackToBackConfig{});
+  const rocev2::Config cfg;
+  RoceSimNode a(t.hosts[0], cfg), b(t.hosts[1], cfg);
+  const uint32_t qa = a.engine().CreateQp(), qb = b.engine().CreateQp();
+  ASSERT_TRUE(a.engine().ConnectQp(qa, t.hosts[1]->ipv4(), t.hosts[1]->mac(), qb, 49152).ok());
+  ASSERT_TRUE(b.engine().ConnectQp(qb, t.hosts[0]->ipv4(), t.hosts[0]->mac(), qa, 49153).ok());
+  sim::FaultConfig dark;
+  dark.loss_probability = 1;
+  ASSERT_TRUE(fabric.SetLinkFaults(t.host_links[0], dark, sim::LinkDirection::kAtoB).ok());
+  for (uint64_t i = 0; i < 3; i++) ASSERT_TRUE(a.engine().PostWrite(a.NowNs(), qa, i, 65536).ok());
+  a.Kick();
+  rocev2::Completion c[8];
+  // retry_count + 1 timeouts of 100 us: nothing completes before the last.
+  fabric.RunUntil(cfg.retry_count * cfg.ack_timeout_ns * sim::kPsPerNs);
+  EXPECT_EQ(a.engine().PollCq(c), 0u);
+  fabric.RunUntil((cfg.retry_count + 2) * cfg.ack_timeout_ns * sim::kPsPerNs);
+  ASSERT_EQ(a.engine().PollCq(c), 3u);
+  EXPECT_EQ(c[0].wr_id, 0u);
+  EXPECT_EQ(c[0].status, rocev2::WcStatus::kRetryExceeded);
+  EXPECT_EQ(c[1].status, rocev2::WcStatus::kFlushed);
+  EXPECT_EQ(c[2].status, rocev2::WcStatus::kFlushed);
+  const rocev2::Stats& s = a.engine().stats();
+  EXPECT_EQ(s.go_backs_timeout, cfg.retry_count + 1);
+  EXPECT_EQ(s.qp_errors, 1u);
+  EXPECT_EQ(s.completed_bytes, 0u);
+  EXPECT_FALSE(a.engine().PostWrite(a.NowNs(), qa, 9, 1).ok());
+  const uint64_t sent = s.tx_data_pkts;
+  fabric.RunUntil(10 * cfg.retry_count * cfg.ack_timeout_ns * sim::kPsPerNs);
+  EXPECT_EQ(a.engine().stats().tx_data_pkts, sent);  // a QP in error sends nothing more
+}
+
 }  // namespace
 }  // namespace metaroce::testing
