@@ -96,7 +96,8 @@ struct Qp {
 
 class EngineImpl final : public Engine {
  public:
-  explicit EngineImpl(const Config& cfg) : cfg_(cfg) {}
+  explicit EngineImpl(const Config& cfg)
+      : cfg_(cfg), encap_(wire::EncapBytes(cfg.local_ip.v6, false)) {}
 
   uint32_t CreateQp() override {
     qps_.emplace_back();
@@ -435,8 +436,7 @@ class EngineImpl final : public Engine {
   // needs to catch damage in the simulator).
   bool Seal(const Qp& qp, uint8_t op, uint64_t psn, bool ack_req, size_t body_bytes, TxSlot* slot,
             wire::Ecn ecn = wire::Ecn::kEct0) {
-    const wire::FrameInfo f = FrameTo(qp, ecn);
-    const size_t encap = wire::EncapBytes(f);
+    const size_t encap = encap_;
     const size_t udp_payload = kBthBytes + body_bytes + kIcrcBytes;
     if (encap + udp_payload > slot->cap) return false;
     uint8_t* p = slot->buf + encap;
@@ -448,14 +448,14 @@ class EngineImpl final : public Engine {
     p[8] = ack_req ? kAckRequest : 0;
     Put24(p + 9, static_cast<uint32_t>(psn & kPsnMask));
     Put32(p + udp_payload - kIcrcBytes, wire::Crc32c(p, udp_payload - kIcrcBytes));
-    auto n = wire::EncodeUdpFrame(f, udp_payload, {slot->buf, slot->cap});
+    auto n = wire::EncodeUdpFrame(FrameTo(qp, ecn), udp_payload, {slot->buf, slot->cap});
     if (!n.ok()) return false;
     slot->len = static_cast<uint32_t>(*n);
     return true;
   }
 
   bool EmitAck(Qp& qp, bool nak, TxSlot* slot) {
-    const size_t encap = wire::EncapBytes(FrameTo(qp));
+    const size_t encap = encap_;
     if (encap + kBthBytes + kAethBytes + kIcrcBytes > slot->cap) return false;
     uint8_t* aeth = slot->buf + encap + kBthBytes;
     aeth[0] = nak ? kSyndromeNakPsnSeq : kSyndromeAck;
@@ -470,7 +470,7 @@ class EngineImpl final : public Engine {
 
   // A CNP goes to the QP's requester, not ECN-capable (a CNP is never marked).
   bool EmitCnp(Qp& qp, TxSlot* slot) {
-    const size_t encap = wire::EncapBytes(FrameTo(qp));
+    const size_t encap = encap_;
     if (encap + kBthBytes + kCnpBodyBytes + kIcrcBytes > slot->cap) return false;
     std::memset(slot->buf + encap + kBthBytes, 0, kCnpBodyBytes);
     if (!Seal(qp, kOpCnp, 0, false, kCnpBodyBytes, slot, wire::Ecn::kNotEct)) return false;
@@ -489,7 +489,7 @@ class EngineImpl final : public Engine {
                                      : kOpWriteMiddle;
     const size_t reth = first ? kRethBytes : 0;
     const size_t len = last ? m.bytes - i * cfg_.mtu_bytes : cfg_.mtu_bytes;
-    const size_t encap = wire::EncapBytes(FrameTo(qp));
+    const size_t encap = encap_;
     if (encap + kBthBytes + reth + len + kIcrcBytes > slot->cap) return false;
     uint8_t* body = slot->buf + encap + kBthBytes;
     if (first) {
@@ -508,6 +508,7 @@ class EngineImpl final : public Engine {
   }
 
   Config cfg_;
+  size_t encap_;  // Ethernet, IP and UDP header bytes of every frame (no VLAN tag)
   std::vector<Qp> qps_;
   std::deque<uint32_t> ctl_;  // QPs with an ACK or NAK to send
   std::deque<Completion> cq_;
