@@ -141,6 +141,18 @@ inline constexpr uint32_t kFairSharePktsPerSender = 8;
 inline constexpr uint32_t kFairShareLimitedPct = 90;
 
 /**
+ * A receiver whose arrivals came mostly CE-marked over an interval holds
+ * back up to capacity >> this from the next allocation, so that a queue at
+ * its link drains (fair_share.cc ShareDrainMbps): 1/8. Measured in the
+ * incast tests (doc/congestion.md): 1/4 drained past empty (the marks lag
+ * the queue by its own delay) and cost up to 9 % of goodput with 32
+ * senders, 1/16 left 8 senders a 63 KB queue; counting the marks linearly
+ * from the first (not from half) cost 13 % with 32 senders, whose jitter
+ * marks a share of packets at any load.
+ */
+inline constexpr uint32_t kFairShareDrainShift = 3;
+
+/**
  * Window pacing, where it is turned on (EngineConfig::pacing_gain_pct; off
  * by default, doc/congestion.md "Window pacing" has the measurements): a
  * connection sends at this share (in %) of its window per smoothed RTT, and

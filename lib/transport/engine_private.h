@@ -259,10 +259,13 @@ struct Connection {
   uint32_t closed_acks = 0;  ///< entries of closed with ack_pending
   // The receiver's fair share (fair_share.cc): this connection as a sender to us ...
   uint64_t share_bytes = 0;      ///< bytes of its data packets in the current interval
+  uint64_t share_ce_bytes = 0;   ///< of which arrived CE-marked
   bool share_listed = false;     ///< on share_senders
   TimeNs share_until = 0;        ///< its ACKs carry our hint until (it sent recently)
   uint32_t hint_sent_mbps = 0;   ///< in our last ACK (observability)
   uint32_t share_last_mbps = 0;  ///< its rate over the last allocation interval (observability)
+  TimeNs share_measured_at = kNever;  ///< the end of the last interval it was measured over
+  bool share_new = false;  ///< first listed in the current interval: its demand is unknown
   // ... and the peer's hint for what we send.
   uint32_t peer_hint_mbps = 0;  ///< 0: no limit
   // The pacer (rx.cc UpdatePacer, tx.cc Emit): min(window / RTT x gain, hint).
@@ -622,7 +625,7 @@ class EngineImpl {
   uint32_t Delivered(TimeNs now, Connection* c, TxPath* path, uint32_t psn);
   void CongestionOnAck(TimeNs now, Connection* c, TxPath* path, uint32_t acked_bytes,
                        uint32_t rx_pkts, uint32_t ce_pkts);
-  void AccountShare(TimeNs now, Connection* c);  ///< a data packet of rx_len bytes from c
+  void AccountShare(TimeNs now, Connection* c, bool ce);  ///< a data packet of rx_len bytes from c
   uint32_t HintFor(TimeNs now, const Connection* c) const;  ///< rate_hint of an ACK to c
   /** The pacer's rate after an ACK changed the window, the RTT or the hint. */
   void UpdatePacer(Connection* c);

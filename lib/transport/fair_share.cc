@@ -42,4 +42,14 @@ uint32_t FairShareMbps(uint64_t capacity_mbps, std::span<uint64_t> rates_mbps, u
   return Clamp(std::max(remaining, capacity_mbps / rates_mbps.size()));
 }
 
+uint64_t ShareDrainMbps(uint64_t capacity_mbps, uint64_t all_bytes, uint64_t ce_bytes) {
+  ce_bytes = std::min(ce_bytes, all_bytes);
+  if (2 * ce_bytes <= all_bytes) return 0;
+  // (2 f - 1) of the most, f the marked share; the product fits: Mbit/s
+  // below 2^32 times bytes of an interval below 2^31.
+  const unsigned __int128 held =
+      static_cast<unsigned __int128>(capacity_mbps) * (2 * ce_bytes - all_bytes) / all_bytes;
+  return static_cast<uint64_t>(held >> config::kFairShareDrainShift);
+}
+
 }  // namespace metaroce::transport

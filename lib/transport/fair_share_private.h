@@ -38,6 +38,17 @@ struct FairShareLimited {
 uint32_t FairShareMbps(uint64_t capacity_mbps, std::span<uint64_t> rates_mbps, uint64_t prev_mbps,
                        FairShareLimited* limited = nullptr);
 
+/**
+ * What to hold back from @p capacity_mbps in the next allocation to drain a
+ * queue at the receiver's link, given the bytes that arrived in the last
+ * interval (@p all_bytes) and those of them CE-marked (@p ce_bytes): none
+ * while at most half came marked (the queue only crossed the marking
+ * threshold now and then: a busy link's jitter), then rising to
+ * capacity >> config::kFairShareDrainShift when all of them did (a queue
+ * that stood all interval).
+ */
+uint64_t ShareDrainMbps(uint64_t capacity_mbps, uint64_t all_bytes, uint64_t ce_bytes);
+
 }  // namespace metaroce::transport
 
 #endif  // METAROCE_TRANSPORT_FAIR_SHARE_PRIVATE_H

@@ -195,6 +195,20 @@ void EngineImpl::CongestionOnAck(TimeNs now, Connection* c, TxPath* path, uint32
     if (2 * marked > active) conn_marks = ce_pkts;
   }
   c->cc.OnAck(conn_cc, now, rtt, acked_bytes, rx_pkts, conn_marks, 0, held);
+  if (c->peer_hint_mbps != 0 && c->base_rtt != kNever) {
+    // The receiver's share is what answers congestion at its link: the
+    // connection's window keeps room for the hinted rate over the base RTT
+    // and the receiver's ACK hold (a new sender takes it at once, from slow
+    // start), so marks from that link do not cut it below its share too.
+    // While a queue stands, window / RTT still falls below the hint and
+    // the queue drains. Measured (doc/congestion.md): without it the marks
+    // of an incast's first queue held senders at different windows below
+    // their hints for 200-400 us.
+    const uint64_t floor =
+        uint64_t{c->peer_hint_mbps} * (c->base_rtt + cfg.ack_delay_ns) / 8'000;  // Mbit/s x ns
+    c->cc.cwnd = static_cast<uint32_t>(
+        std::max<uint64_t>(c->cc.cwnd, std::min<uint64_t>(floor, conn_cc.max_bytes)));
+  }
   if (path->cc.congested_rounds < config::kCcRepathRounds) return;
   // Congested round after round while another path is clear: its route is
   // the hot one, not the receiver. Move it to another (PLB); it keeps its
@@ -468,30 +482,48 @@ TimeNs EngineImpl::ShareIntervalNs() const {
   return std::max<TimeNs>(config::kFairShareIntervalNs, packets_ns);
 }
 
-void EngineImpl::AccountShare(TimeNs now, Connection* c) {
+void EngineImpl::AccountShare(TimeNs now, Connection* c, bool ce) {
   const TimeNs interval = ShareIntervalNs();
   if (now - share_from >= interval) {
     // The interval ended: measure its senders and allocate again.
     const TimeNs span = now - share_from;
     share_rates_.clear();
+    uint64_t all_bytes = 0, ce_bytes = 0;
     for (uint32_t id : share_senders) {
       Connection* s = FindConn(id);
       if (s == nullptr || !s->share_listed) continue;
-      share_rates_.push_back(s->share_bytes * 8'000 / span);  // bytes per ns x 8000 = Mbit/s
-      s->share_last_mbps =
-          static_cast<uint32_t>(std::min<uint64_t>(share_rates_.back(), UINT32_MAX));
+      const uint64_t mbps = s->share_bytes * 8'000 / span;  // bytes per ns x 8000 = Mbit/s
+      s->share_last_mbps = static_cast<uint32_t>(std::min<uint64_t>(mbps, UINT32_MAX));
+      // A sender that started within the interval had no share to be held to
+      // for all of it (it may have started late in it, or in slow start):
+      // its rate says nothing of its demand, so it counts as wanting more.
+      // Read as limited elsewhere, 8 new senders raised the level to 4x the
+      // fair share.
+      // So does one whose packets came marked: congested on the way here,
+      // most likely at our own link, which its share is to relieve.
+      const bool marked = s->share_ce_bytes * 2 > s->share_bytes;
+      share_rates_.push_back(s->share_new || marked ? cfg.rx_capacity_mbps : mbps);
+      all_bytes += s->share_bytes;
+      ce_bytes += s->share_ce_bytes;
+      s->share_new = false;
+      s->share_ce_bytes = 0;
+      s->share_measured_at = now;
       s->share_bytes = 0;
       s->share_listed = false;
       s->share_until = now + 2 * interval;
     }
     share_last_senders = share_rates_.size();
     share_senders.clear();
-    share_mbps = FairShareMbps(cfg.rx_capacity_mbps, share_rates_, share_mbps, &share_last_limited);
+    const uint64_t drain = ShareDrainMbps(cfg.rx_capacity_mbps, all_bytes, ce_bytes);
+    share_mbps =
+        FairShareMbps(cfg.rx_capacity_mbps - drain, share_rates_, share_mbps, &share_last_limited);
     share_from = now;
   }
   c->share_bytes += rx_len;
+  if (ce) c->share_ce_bytes += rx_len;
   if (!c->share_listed) {
     c->share_listed = true;
+    c->share_new = c->share_measured_at != share_from;  // not measured over the last interval
     share_senders.push_back(c->local_id);
     c->share_until = std::max(c->share_until, now + 2 * interval);
   }
@@ -576,7 +608,7 @@ void EngineImpl::HandleData(TimeNs now, Connection* c, const wire::FrameInfo& fr
     return;
   }
   if (!RecordPsn(now, c, from, p)) return;
-  if (cfg.rx_capacity_mbps != 0) AccountShare(now, c);
+  if (cfg.rx_capacity_mbps != 0) AccountShare(now, c, from.ecn == wire::Ecn::kCe);
   // From here on the packet is acknowledged at path level: a chunk dropped
   // below is recovered by the sender's message probe (NAK RESEND).
   const wire::DataBody& d = p.data;

@@ -315,6 +315,21 @@ TEST(FairShare, TheCapacityCanBeChangedOnlyWhereHintsAreOn) {
   EXPECT_EQ((*on)->ShareSenders(), 0u);
 }
 
+TEST(FairShare, TheReceiverDrainsItsQueueOnlyWhileMostArrivalsComeMarked) {
+  // At most half marked: a busy link's jitter crossing the threshold, nothing held back.
+  EXPECT_EQ(ShareDrainMbps(100'000, 1000, 0), 0u);
+  EXPECT_EQ(ShareDrainMbps(100'000, 1000, 500), 0u);
+  EXPECT_EQ(ShareDrainMbps(100'000, 0, 0), 0u);  // nothing arrived
+  // Then (2 f - 1) of capacity >> kFairShareDrainShift, all of it when every byte came marked.
+  const uint64_t most = 100'000 >> config::kFairShareDrainShift;
+  EXPECT_EQ(ShareDrainMbps(100'000, 1000, 1000), most);
+  EXPECT_EQ(ShareDrainMbps(100'000, 1000, 750), most / 2);
+  EXPECT_EQ(ShareDrainMbps(100'000, 1000, 5000), most);  // more marked than arrived: all
+  // The largest figures: Mbit/s near 2^32, bytes of a long interval.
+  EXPECT_EQ(ShareDrainMbps(UINT32_MAX, uint64_t{1} << 40, uint64_t{1} << 40),
+            uint64_t{UINT32_MAX} >> config::kFairShareDrainShift);
+}
+
 TEST(FairShare, TheLargestFiguresDoNotOverflow) {
   EXPECT_EQ(Share(UINT32_MAX, {UINT64_MAX / 200, 0}), UINT32_MAX);
   EXPECT_EQ(Share(uint64_t{UINT32_MAX} * 4, {}), UINT32_MAX);  // clamped to the wire field
@@ -434,6 +449,82 @@ TEST_F(CongestionTest, EveryAckCarriesTheSendersShareOfTheReceiversCapacity) {
   now_ += 1;
   Feed(late);
   EXPECT_EQ(OnlyAck(Drain(now_)).ack.rate_hint_mbps, 100'000u);  // a sender again
+}
+
+// A sender's first interval says nothing of its demand (it may have
+// started late in it, or in slow start): 8 new senders read as limited
+// elsewhere raised the level to 4x their share (doc/congestion.md).
+TEST_F(CongestionTest, ANewSendersFirstIntervalSaysNothingOfItsDemand) {
+  EngineConfig cfg = BaseConfig();
+  cfg.rx_capacity_mbps = 100'000;
+  ASSERT_NO_FATAL_FAILURE(Start(cfg));
+  // 1 KiB per 10 us (about 0.9 Gbit/s) over the first 20 us interval.
+  uint32_t psn = 0;
+  auto send_for = [&](TimeNs span) {
+    for (const TimeNs end = now_ + span; now_ < end; now_ += 10'000, psn++) {
+      FeedWrite(0, psn, psn, psn);
+    }
+  };
+  send_for(config::kFairShareIntervalNs + 10'000);
+  Engine::ShareDemand d = eng_->GetShareDemand();
+  EXPECT_EQ(d.wanting, 1u);
+  EXPECT_EQ(d.limited, 0u);
+  // Measured over a whole interval, its rate is what it wants.
+  send_for(config::kFairShareIntervalNs);
+  d = eng_->GetShareDemand();
+  EXPECT_EQ(d.wanting, 0u);
+  EXPECT_EQ(d.limited, 1u);
+}
+
+// Arrivals that come CE-marked were queued on the way, most likely at this
+// receiver's link: the sender counts as wanting its share, not as limited
+// elsewhere, and the next allocation holds back what drains the queue.
+TEST_F(CongestionTest, MarkedArrivalsCountAsWantingAndDrainTheQueue) {
+  EngineConfig cfg = BaseConfig();
+  cfg.rx_capacity_mbps = 100'000;
+  ASSERT_NO_FATAL_FAILURE(Start(cfg));
+  feed_ecn_ = wire::Ecn::kCe;
+  uint32_t psn = 0;
+  for (const TimeNs end = now_ + 5 * config::kFairShareIntervalNs; now_ < end;
+       now_ += 10'000, psn++) {
+    FeedWrite(0, psn, psn, psn);
+  }
+  const Engine::ShareDemand d = eng_->GetShareDemand();
+  EXPECT_EQ(d.wanting, 1u);
+  EXPECT_EQ(d.limited, 0u);
+  const uint32_t level = eng_->GetShareInfo().level_mbps;
+  EXPECT_EQ(level, 100'000 - ShareDrainMbps(100'000, 1, 1));
+  EXPECT_EQ(OfType(Drain(now_), PacketType::kAck).back().ack.rate_hint_mbps, level);
+}
+
+// The receiver's share answers congestion at its link: marks do not cut the
+// connection's window below what the hinted rate needs over the base RTT
+// and the receiver's ACK hold, and a new sender takes that room at once.
+TEST_F(CongestionTest, AHintKeepsRoomInTheConnectionsWindowForItsRate) {
+  EngineConfig cfg = TwoPaths();
+  cfg.initial_window_bytes = 8 * 1024;  // slow start from 8 KiB
+  ASSERT_NO_FATAL_FAILURE(Start(cfg));
+  ASSERT_NO_FATAL_FAILURE(PostWrites(0, 64));
+  const uint32_t sent = static_cast<uint32_t>(OfType(Drain(now_), PacketType::kWrite).size());
+  ASSERT_GE(sent, 2u);
+  constexpr TimeNs kRtt = 10'000;
+  constexpr uint32_t kHintMbps = 40'000;
+  const uint64_t room = uint64_t{kHintMbps} * (kRtt + cfg.ack_delay_ns) / 8'000;
+  ASSERT_LT(eng_->GetConnections()[0].cwnd_bytes, room);
+  now_ += kRtt;
+  // Every packet arrived marked, on both paths, with a hint of 40 Gbit/s.
+  for (uint16_t path : {0, 1}) {
+    Packet a = Ack(path, sent / 2);
+    a.ack.echo_ts_ns = static_cast<uint32_t>(now_ - kRtt);
+    a.ack.rx_pkts = sent / 2;
+    a.ack.ce_pkts = sent / 2;
+    a.ack.ece = true;
+    a.ack.rate_hint_mbps = kHintMbps;
+    Feed(a);
+  }
+  const ConnInfo c = eng_->GetConnections()[0];
+  EXPECT_GE(c.cc_cuts, 1u);       // the marks cut it ...
+  EXPECT_EQ(c.cwnd_bytes, room);  // ... but not below the hinted rate's room
 }
 
 TEST_F(CongestionTest, AHintPacesTheSenderToThatRate) {

@@ -232,7 +232,11 @@ TEST(HotSpine, MarkedPathsMoveToTheClearSpineAndTheVictimGetsItsLinkBack) {
 // ---- Incast: N senders into one receiver ----
 
 struct IncastResult {
-  double converged_us = 0;   ///< from the last sender's first byte until every window is fair
+  double converged_us = 0;  ///< from the last sender's first byte until every window is fair
+  // With hints, sampled every microsecond from the last sender's first byte:
+  double rates_reached_us = -1;  ///< until every sender's pacer is within 10 % of C / N
+  double queue_bdp_us = 0;       ///< until the receiver's downlink last held a BDP or more
+  double base_rtt_us = 0;    ///< the smallest RTT a sender measured (its paths' srtt at the end)
   double jain = 0;           ///< Jain's fairness of the senders' bytes after convergence
   double gbps = 0;           ///< the receiver's goodput over the whole run
   uint64_t max_queue = 0;    ///< largest occupancy of the receiver's downlink after convergence
@@ -305,10 +309,23 @@ IncastResult RunIncast(uint32_t senders, bool hints, uint64_t seed,
     }
     return v;
   };
+  // With hints, every microsecond from t0: the senders' pacers against an
+  // equal share of the receiver's capacity (C / N).
+  sim::SimTime t0 = 0, reached_at = 0;
   auto step = [&](sim::SimTime until) {
     while (fabric.Now() < until) {
       for (auto& f : flows) f->Step();
       fabric.RunUntil(std::min(until, fabric.Now() + kStepPs / 10));
+      if (t0 == 0 || !hints) continue;
+      const double fair = static_cast<double>(rcfg.rx_capacity_mbps) / senders;
+      double lo = 1e18, hi = 0;
+      for (const auto& n : tx) {
+        for (const tr::ConnInfo& c : n->engine().GetConnections()) {
+          lo = std::min<double>(lo, c.pace_mbps);
+          hi = std::max<double>(hi, c.pace_mbps);
+        }
+      }
+      if (reached_at == 0 && lo >= 0.9 * fair && hi <= 1.1 * fair) reached_at = fabric.Now();
     }
   };
   // Everyone starts at once; the clock starts once every sender's data arrives.
@@ -321,7 +338,7 @@ IncastResult RunIncast(uint32_t senders, bool hints, uint64_t seed,
       return r;
     }
   }
-  const sim::SimTime t0 = fabric.Now();
+  t0 = fabric.Now();
   std::vector<std::vector<uint64_t>> at = {received()};  // at every window edge
   const sim::SimTime window = kWindowPsPerSender * senders;
   for (sim::SimTime t = t0 + window; t <= t0 + kMeasureWindows * window; t += window) {
@@ -341,6 +358,18 @@ IncastResult RunIncast(uint32_t senders, bool hints, uint64_t seed,
     }
   }
   r.converged_us = static_cast<double>(first_fair * window) / sim::kPsPerUs;
+  if (reached_at != 0) r.rates_reached_us = static_cast<double>(reached_at - t0) / sim::kPsPerUs;
+  for (const auto& [t, q] : queue) {
+    if (t > t0 && q >= kBdpBytes) r.queue_bdp_us = static_cast<double>(t - t0) / sim::kPsPerUs;
+  }
+  r.base_rtt_us = 1e9;
+  for (const auto& n : tx) {
+    for (const tr::ConnInfo& c : n->engine().GetConnections()) {
+      for (const tr::PathInfo& p : c.paths) {
+        if (p.srtt_ns != 0) r.base_rtt_us = std::min(r.base_rtt_us, p.srtt_ns / 1e3);
+      }
+    }
+  }
   const sim::SimTime converged = t0 + first_fair * window;
   double sum = 0, sq = 0, all = 0;
   for (uint32_t i = 0; i < senders; i++) {
@@ -390,6 +419,14 @@ IncastResult RunIncast(uint32_t senders, bool hints, uint64_t seed,
   return r;
 }
 
+void PrintRates(uint32_t n, const IncastResult& r) {
+  std::printf(
+      "  %u senders: every pacer within 10 %% of C/N after %.1f us (%.1f RTTs of %.1f us); the "
+      "first "
+      "round trip's queue below a BDP after %.1f us\n",
+      n, r.rates_reached_us, r.rates_reached_us / r.base_rtt_us, r.base_rtt_us, r.queue_bdp_us);
+}
+
 TEST(Incast, HintsGiveEverySenderItsShareSoonerAndKeepTheQueueShort) {
   for (uint32_t n : {8u, 32u}) {
     SCOPED_TRACE(n);
@@ -404,7 +441,12 @@ TEST(Incast, HintsGiveEverySenderItsShareSoonerAndKeepTheQueueShort) {
         n, off.converged_us, on.converged_us, off.jain, on.jain, off.max_queue, on.max_queue,
         kBdpBytes, off.first_queue, on.first_queue, off.gbps, on.gbps, off.drops, on.drops,
         off.retransmits, on.retransmits);
+    PrintRates(n, on);
     EXPECT_LT(on.converged_us, off.converged_us);
+    // Delivered shares within 10 % from the third 5 us-per-sender window on
+    // (440 us with 8 senders before new senders counted as wanting more and
+    // the windows kept room for the hinted rate).
+    EXPECT_LE(on.converged_us, 3.0 * kWindowPsPerSender * n / sim::kPsPerUs);
     EXPECT_GE(on.jain, 0.99);
     // The allocator, as telemetry shows it: every sender, at an equal part of the capacity.
     EXPECT_EQ(on.share_senders, n);
@@ -412,8 +454,9 @@ TEST(Incast, HintsGiveEverySenderItsShareSoonerAndKeepTheQueueShort) {
     EXPECT_EQ(off.share_senders, 0u);
     EXPECT_GE(on.gbps, 0.97 * off.gbps);
     // 32 senders' first round trip (3.2 MB of connection windows) overflows
-    // the 1 MB buffer before any hint, and the queue it leaves drains only
-    // at the 2 % of the link the allocation keeps spare (doc/congestion.md).
+    // the 1 MB buffer before any hint, and the queue it leaves takes the
+    // receiver's drain (at most 1/8 of the link) some 400 us to empty
+    // (doc/congestion.md).
     if (n > 8) continue;
     EXPECT_LT(on.max_queue, kBdpBytes);
     EXPECT_EQ(on.drops, 0u);
@@ -436,14 +479,22 @@ TEST(Incast, ASafeInitialWindowLetsNewSendersOfFullWindowsFitTheBuffer) {
         "retransmissions %lu -> %lu\n",
         n, config::kInitialWindowBytes, full.drops, safe.drops, full.converged_us,
         safe.converged_us, full.gbps, safe.gbps, safe.jain, full.retransmits, safe.retransmits);
+    PrintRates(n, safe);
     EXPECT_GT(full.drops, 100u);
     EXPECT_LT(safe.drops * 10, full.drops);
     if (n <= 16) {
       EXPECT_EQ(safe.drops, 0u);
     }
-    EXPECT_LT(safe.converged_us, full.converged_us);
+    EXPECT_LE(safe.converged_us, full.converged_us);
     EXPECT_GE(safe.gbps, 0.98 * full.gbps);  // a few round trips of ramp over a 2 ms run
     EXPECT_GE(safe.jain, 0.99);
+    if (n > 16) continue;
+    // Every sender's rate within 10 % of C / N in two base round trips
+    // (simulation.md), and its delivered share from the second 5 us-per-sender
+    // window on (280 us with 8 senders before the two fixes above).
+    EXPECT_GT(safe.rates_reached_us, 0.0);
+    EXPECT_LE(safe.rates_reached_us, 2 * safe.base_rtt_us);
+    EXPECT_LE(safe.converged_us, 2.0 * kWindowPsPerSender * n / sim::kPsPerUs);
   }
 }
 
@@ -458,9 +509,11 @@ TEST(Incast, FourThousandQpsAreEightConnectionsAndShareTheLinkAsEight) {
   std::printf(
       "%u QPs from %u senders: %zu connections at the receiver; every sender within 10 %% after "
       "%.0f us, Jain %.3f, queue then at most %lu B, %.1f Gbit/s, drops %lu; every QP had a WRITE "
-      "completed after %.0f us (Jain of the QPs' bytes then %.3f)\n",
+      "completed after %.0f us (Jain of the QPs' bytes then %.3f); every pacer within 10 %% of C/N "
+      "after "
+      "%.1f us\n",
       kSenders * kQps, kSenders, r.rx_conns, r.converged_us, r.jain, r.max_queue, r.gbps, r.drops,
-      r.qps_all_done_us, r.qp_jain);
+      r.qps_all_done_us, r.qp_jain, r.rates_reached_us);
   EXPECT_EQ(r.rx_conns, kSenders);
   EXPECT_GE(r.jain, 0.99);
   EXPECT_LT(r.max_queue, kBdpBytes);
@@ -537,18 +590,18 @@ TEST(SharedBottleneck, SixteenFlowsShareOneLinkFairly) {
 // writes to another host of R's leaf. V shares leaf 0's two uplinks with
 // the incast, but not R's downlink: max-min, it would keep its 100 Gbit/s
 // (R's link holds the incast to 98). The target is 90 % of what it gets
-// alone; it keeps 72 % (doc/congestion.md, "A victim beside an incast": the
-// uplinks' marks cut its windows as much as the incast's, without hints as
-// well), and the test holds it there.
+// alone; over 8 seeds its median is 81 % (doc/congestion.md, "A victim
+// beside an incast": the uplinks, loaded to 99 %, mark V's packets as much
+// as the incast's).
 /**
  * A victim V on the incast senders' leaf writing to a host on the
  * receiver's leaf, beside 8 senders writing into R, over @p spines spines
  * whose links run at the hosts' rate; V's goodput in Gbit/s over 2 ms, with
- * the incast or alone.
+ * the incast or alone. @p seed seeds the fabric, and x 100 the engines.
  */
-double VictimGbps(uint32_t spines, bool incast) {
+double VictimGbps(uint32_t spines, bool incast, uint64_t seed = 12) {
   constexpr uint32_t kSenders = 8;
-  sim::Fabric fabric(12);
+  sim::Fabric fabric(seed);
   sim::LeafSpineConfig ls;
   ls.leaves = 2;
   ls.spines = spines;
@@ -557,19 +610,19 @@ double VictimGbps(uint32_t spines, bool incast) {
   ls.fabric_link.rate_bps = kLinkMbps * 1'000'000;
   sim::Topology topo = *sim::BuildLeafSpine(fabric, ls);
   tr::EngineConfig cfg;
-  cfg.seed = 900;
+  cfg.seed = seed * 100;
   tr::EngineConfig rcfg = cfg;
   rcfg.rx_capacity_mbps = kLinkMbps * 98 / 100;
   SimNode r(topo.host(1, 0), rcfg);
-  cfg.seed = 901;
+  cfg.seed = seed * 100 + 1;
   SimNode v_dst(topo.host(1, 1), cfg);
-  cfg.seed = 902;
+  cfg.seed = seed * 100 + 2;
   SimNode v(topo.host(0, kSenders), cfg);
   Flow victim(&v, &v_dst);
   std::vector<std::unique_ptr<SimNode>> tx;
   std::vector<std::unique_ptr<Flow>> flows;
   for (uint32_t i = 0; incast && i < kSenders; i++) {
-    cfg.seed = 910 + i;
+    cfg.seed = seed * 100 + 10 + i;
     tx.push_back(std::make_unique<SimNode>(topo.host(0, i), cfg));
     flows.push_back(std::make_unique<Flow>(tx.back().get(), &r));
   }
@@ -592,12 +645,20 @@ double VictimGbps(uint32_t spines, bool incast) {
 // and V's 100 Gbit/s with almost nothing to spare: 99 % loaded, they mark
 // (doc/congestion.md, "A victim beside an incast").
 TEST(Incast, AVictimBesideTheIncastKeepsMostOfItsRate) {
-  const double alone = VictimGbps(2, false);
-  const double beside = VictimGbps(2, true);
-  std::printf("victim alone %.1f Gbit/s, beside an 8-sender incast %.1f Gbit/s (%.0f %%)\n", alone,
-              beside, 100 * beside / alone);
-  EXPECT_GT(alone, 90.0);
-  EXPECT_GE(beside, 0.65 * alone);
+  std::vector<double> kept;
+  for (uint64_t seed = 12; seed < 20; seed++) {
+    const double alone = VictimGbps(2, false, seed);
+    const double beside = VictimGbps(2, true, seed);
+    std::printf(
+        "seed %lu: victim alone %.1f Gbit/s, beside an 8-sender incast %.1f Gbit/s (%.0f %%)\n",
+        seed, alone, beside, 100 * beside / alone);
+    EXPECT_GT(alone, 90.0);
+    kept.push_back(beside / alone);
+  }
+  std::printf("median: the victim keeps %.0f %% of its rate\n", 100 * Median(kept));
+  // 71 % before the receiver counted marked senders as wanting more and
+  // drained its queue.
+  EXPECT_GE(Median(kept), 0.75);
 }
 
 // The same over four spines: the fabric has room (the incast and V load

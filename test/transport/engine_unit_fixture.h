@@ -209,13 +209,16 @@ class EngineUnitTest : public ::testing::Test {
     f.dst = LocalIp();
     f.src_port = kPeerPort;
     f.dst_port = wire::kDefaultUdpPort;
-    f.ecn = wire::Ecn::kEct0;
+    f.ecn = feed_ecn_;
     std::vector<uint8_t> buf(wire::EncapBytes(f) + wire::EncodedBytes(p));
     auto n = wire::EncodeFrame(f, p, buf);
     EXPECT_TRUE(n.ok()) << n.status();
     buf.resize(n.ok() ? *n : 0);
     return buf;
   }
+
+  /** The ECN field of the frames Feed() builds (kCe: marked on the way). */
+  wire::Ecn feed_ecn_ = wire::Ecn::kEct0;
 
   void Feed(const Packet& p, const wire::IpAddr& src = PeerIp()) {
     eng_->OnFrame(now_, Frame(p, src));
