@@ -107,6 +107,18 @@ absl::StatusOr<LinkId> FabricImpl::Connect(NodeRef a, NodeRef b, const LinkConfi
     p.delay_ps = config.delay_ps + latency_of(to_node);
     p.overhead_bytes = config.overhead_bytes;
   }
+  // PFC at a switch's end: its thresholds, and the headroom for this link.
+  for (auto [in, node] : {std::pair{pa, a}, std::pair{pb, b}}) {
+    if (node.kind != NodeRef::Kind::kSwitch) continue;
+    const PfcConfig& pfc = switches_[node.index].config.pfc;
+    if (!pfc.enabled) continue;
+    PortState& p = ports_[in];
+    p.pfc_xoff_bytes = pfc.xoff_bytes;
+    p.pfc_xon_bytes = pfc.xon_bytes;
+    p.pfc_headroom_bytes = pfc.headroom_bytes != 0
+                               ? pfc.headroom_bytes
+                               : PfcHeadroomBytes(config, p.delay_ps, ports_[p.peer].delay_ps);
+  }
   LinkState& l = links_.emplace_back();
   l.info = LinkInfo{a, b, pa, pb, config, true};
   // A host's way into the switched fabric.

@@ -43,6 +43,35 @@ absl::Status Validate(const HostConfig& c) {
   return absl::OkStatus();
 }
 
+uint64_t PfcHeadroomBytes(const LinkConfig& link, SimTime to_upstream_ps,
+                          SimTime from_upstream_ps) {
+  const auto round_trip = static_cast<unsigned __int128>(to_upstream_ps + from_upstream_ps);
+  const auto in_flight =
+      static_cast<uint64_t>(round_trip * link.rate_bps / kBitsPerByte / kPsPerSec);
+  return in_flight + 2 * (kPfcMaxFrameBytes + link.overhead_bytes) + kPfcPauseFrameBytes +
+         link.overhead_bytes;
+}
+
+absl::Status Validate(const PfcConfig& c) {
+  if (!c.enabled) return absl::OkStatus();
+  if (c.xoff_bytes < kMinWireFrameBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("pfc: xoff_bytes is ", c.xoff_bytes,
+                                                   "; set at least ", kMinWireFrameBytes,
+                                                   " (one frame)"));
+  }
+  if (c.xon_bytes >= c.xoff_bytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("pfc: xon_bytes (", c.xon_bytes, ") must be below xoff_bytes (", c.xoff_bytes,
+                     "): resuming at or above the pause threshold pauses again at once"));
+  }
+  if (c.headroom_bytes != 0 && c.headroom_bytes < kMinWireFrameBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("pfc: headroom_bytes is ", c.headroom_bytes,
+                                                   "; set 0 (computed per link) or at least ",
+                                                   kMinWireFrameBytes));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Validate(const SwitchConfig& c) {
   if (c.port_buffer_bytes < kMinWireFrameBytes) {
     return absl::InvalidArgumentError(absl::StrCat("switch '", c.name, "': port_buffer_bytes is ",
@@ -52,6 +81,9 @@ absl::Status Validate(const SwitchConfig& c) {
   if (c.forwarding_latency_ps < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("switch '", c.name, "': forwarding_latency_ps must not be negative"));
+  }
+  if (auto s = Validate(c.pfc); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("switch '", c.name, "': ", s.message()));
   }
   return absl::OkStatus();
 }

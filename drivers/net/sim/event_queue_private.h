@@ -28,6 +28,7 @@ enum class EventKind : uint8_t {
   kTimer,       ///< target: host; aux: timer generation
   kReconverge,  ///< target: link; aux: link generation
   kCallback,    ///< target: callback slot
+  kPfc,         ///< target: port a PAUSE reached; aux: 1 pause, 0 resume
 };
 
 struct Event {

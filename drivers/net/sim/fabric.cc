@@ -25,6 +25,7 @@ void FabricImpl::RunLoop(SimTime limit) {
       case EventKind::kArrive: OnArrive(e.target, e.aux); break;
       case EventKind::kTimer: OnTimer(e.target); break;
       case EventKind::kReconverge: OnReconverge(e.target, e.aux); break;
+      case EventKind::kPfc: OnPfc(e.target, e.aux != 0); break;
       case EventKind::kCallback: {
         std::function<void()> fn = std::move(callbacks_[e.target]);
         callbacks_[e.target] = nullptr;

@@ -51,6 +51,17 @@ struct PortState {
   bool is_switch_port = false;  ///< switch ports are byte-bounded, mark ECN and sample occupancy
   uint64_t buffer_bytes = UINT64_MAX;
   uint64_t ecn_threshold_bytes = kEcnDisabled;
+  SimTime tx_done_at = 0;  ///< when the frame being serialised ends (while busy)
+  // PFC, as an ingress of a switch with it on (pfc_xoff_bytes != 0): the
+  // bytes of the frames it brought that are queued in the switch.
+  uint64_t pfc_xoff_bytes = 0;  ///< 0: PFC off at this port
+  uint64_t pfc_xon_bytes = 0;
+  uint64_t pfc_headroom_bytes = 0;
+  uint64_t pfc_ingress_bytes = 0;
+  bool pfc_xoff_sent = false;  ///< the upstream is (or is about to be) paused
+  // As a transmitter: paused by the peer's PAUSE.
+  bool pfc_paused = false;
+  SimTime pfc_paused_since = 0;
   // Faults of the outgoing direction.
   FaultConfig faults;
   bool has_faults = false;  ///< anything besides a never-starting blackhole
@@ -115,6 +126,18 @@ class FabricImpl {
   void Enqueue(PortId port, FrameHandle h);
   void OnTxDone(PortId port);
   SimTime WireTimePs(const PortState& p, size_t frame_bytes) const;
+  /** Starts serialising the head frame of an idle, unpaused port with a queue. */
+  void StartTx(PortId port);
+
+  // pfc.cc: priority flow control at switch ingress ports.
+  /** Admits a frame arriving at @p ingress of a PFC switch; false: dropped (headroom used up). */
+  bool PfcAdmit(PortId ingress, PortId out, FrameHandle h);
+  /** A frame accounted to an ingress left its output queue. */
+  void PfcRelease(FrameHandle h);
+  /** Sends PAUSE (@p pause) or resume from @p ingress to its upstream port. */
+  void PfcSend(PortId ingress, bool pause);
+  /** A PAUSE or resume reached @p port. */
+  void OnPfc(PortId port, bool pause);
 
   // channel.cc: the link direction after a port.
   void Transmit(PortId port, FrameHandle h);

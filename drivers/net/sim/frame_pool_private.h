@@ -40,7 +40,11 @@ struct alignas(64) Frame {  // one cache line of metadata
   uint32_t dst_host = 0;   ///< destination host, or kNoHost
   uint16_t l3_offset = 0;  ///< where the IP header starts
   L3Kind l3 = L3Kind::kNone;
-  uint32_t next_free = 0;
+  union {
+    uint32_t next_free = 0;  ///< while free: the next free slot
+    /** While queued in a PFC switch: the ingress port it is accounted to (else kNone). */
+    uint32_t pfc_ingress;
+  };
 
   std::span<const uint8_t> view() const { return bytes; }
   /** Records a change of content in the fingerprint. */
@@ -61,6 +65,7 @@ class FramePool {
     const FrameHandle h = free_;
     Frame& f = (*this)[h];
     free_ = f.next_free;
+    f.pfc_ingress = kNone;
     if (f.bytes.capacity() < kReserveBytes) f.bytes.reserve(kReserveBytes);
     live_++;
     return h;

@@ -48,6 +48,48 @@ struct HostConfig {
   uint32_t tx_queue_frames = kDefaultTxQueueFrames;  ///< NIC tx slots, incl. the frame on the wire
 };
 
+/**
+ * Largest frame PFC headroom is computed for: a 9000-byte MTU plus
+ * Ethernet, VLAN and FCS, the jumbo frames RDMA fabrics run.
+ */
+inline constexpr uint64_t kPfcMaxFrameBytes = 9216;
+/** A PAUSE frame: the Ethernet minimum, 64 bytes with its FCS. */
+inline constexpr uint64_t kPfcPauseFrameBytes = 64;
+/**
+ * XOFF: an ingress port whose frames hold more than this in the switch
+ * pauses its upstream. 64 KiB, 5 us of a 100 Gbit/s link: static lossless
+ * thresholds of RoCE switches run tens of KB per ingress, above the ECN
+ * threshold (so that marks act first on a queue fed by one or two ports)
+ * and low enough that an incast's ingresses together stay within a
+ * shared buffer of a few MB.
+ */
+inline constexpr uint64_t kDefaultPfcXoffBytes = 64 * 1024;
+/** XON: resumed at or below this, two jumbo frames under XOFF (hysteresis, no pause storms). */
+inline constexpr uint64_t kDefaultPfcXonBytes = kDefaultPfcXoffBytes - 2 * kPfcMaxFrameBytes;
+
+/**
+ * Priority flow control (IEEE 802.1Qbb) at a switch's ingress ports, every
+ * frame in one lossless class. With it on, a frame is admitted by its
+ * ingress port's account, not by the output port's buffer limit: an ingress
+ * above xoff_bytes sends PAUSE upstream (it takes effect there after the
+ * frame on the wire and the link delay; the upstream port finishes its
+ * frame and stops), the frames still arriving go into the headroom, and at
+ * xon_bytes or below it sends the resume. A frame that finds its ingress's
+ * headroom used up too is dropped (DropCause::kPfcHeadroom): the headroom was
+ * too small for the link.
+ */
+struct PfcConfig {
+  bool enabled = false;
+  uint64_t xoff_bytes = kDefaultPfcXoffBytes;  ///< pause the upstream above this
+  uint64_t xon_bytes = kDefaultPfcXonBytes;    ///< resume it at or below this
+  /**
+   * Bytes an ingress may take above xoff_bytes. 0: computed per link, what
+   * arrives while the pause travels: the link's round trip of delay at its
+   * rate, plus a frame on the wire at each end and the PAUSE itself.
+   */
+  uint64_t headroom_bytes = 0;
+};
+
 /** One output-queued switch. Buffer and ECN apply to every port (see also Fabric::SetPortQueue). */
 struct SwitchConfig {
   std::string name;                                      ///< empty: "switch<id>"
@@ -56,6 +98,7 @@ struct SwitchConfig {
   uint64_t ecn_threshold_bytes = kEcnDisabled;
   /** Store-and-forward pipeline latency, added to each frame's arrival at this switch. */
   SimTime forwarding_latency_ps = 0;
+  PfcConfig pfc;  ///< off: lossy, drop-tail at port_buffer_bytes
 };
 
 /** Per output port queue settings (a switch port's buffer and ECN threshold). */
@@ -118,9 +161,18 @@ struct FaultConfig {
 /** Which direction(s) of a link a fault config applies to. Direction A->B is from Link end a. */
 enum class LinkDirection : uint8_t { kBoth, kAtoB, kBtoA };
 
+/**
+ * PFC headroom an ingress needs on a link of @p link with one-way delays
+ * @p to_upstream_ps (the PAUSE's way) and @p from_upstream_ps (the data's):
+ * what the upstream sends before the PAUSE takes effect - the round trip at
+ * the link's rate, a largest frame on the wire at each end, and the PAUSE.
+ */
+uint64_t PfcHeadroomBytes(const LinkConfig& link, SimTime to_upstream_ps, SimTime from_upstream_ps);
+
 /** Checks a config; the message names the field to fix. */
 absl::Status Validate(const HostConfig& c);
 absl::Status Validate(const SwitchConfig& c);     ///< @copydoc Validate(const HostConfig&)
+absl::Status Validate(const PfcConfig& c);        ///< @copydoc Validate(const HostConfig&)
 absl::Status Validate(const PortQueueConfig& c);  ///< @copydoc Validate(const HostConfig&)
 absl::Status Validate(const LinkConfig& c);       ///< @copydoc Validate(const HostConfig&)
 absl::Status Validate(const FaultConfig& c);      ///< @copydoc Validate(const HostConfig&)

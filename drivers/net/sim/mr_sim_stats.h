@@ -16,6 +16,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "mr_sim_time.h"
+
 namespace metaroce::sim {
 
 /**
@@ -61,6 +63,7 @@ enum class DropCause : uint8_t {
   kCorrupt,      ///< damaged by the corruption fault and dropped (FaultConfig::corrupt_drop)
   kNoRoute,      ///< switch had no route for the destination (or no IP header)
   kUnconnected,  ///< port has no link
+  kPfcHeadroom,  ///< PFC on: its ingress's headroom was used up (too little for the link)
   kCount,
 };
 
@@ -79,6 +82,13 @@ struct PortStats {
   uint64_t duplicated = 0;       ///< extra copies made by the duplication fault
   uint64_t reordered = 0;        ///< frames given extra delay by the reorder fault
   uint64_t max_queue_bytes = 0;  ///< largest occupancy reached (incl. the frame on the wire)
+  // PFC. A switch port as an ingress: what it sent upstream and held.
+  uint64_t pfc_pauses_sent = 0;        ///< PAUSE (XOFF) frames sent to the upstream port
+  uint64_t pfc_resumes_sent = 0;       ///< resumes (XON) sent
+  uint64_t pfc_max_ingress_bytes = 0;  ///< most bytes its frames held in the switch at once
+  // Any port as a transmitter: how long it was paused by its peer.
+  uint64_t pfc_pauses_received = 0;  ///< pauses that took effect here
+  SimTime pfc_paused_ps = 0;         ///< time paused, in pauses that ended
   /** Occupancy found by each arriving frame (switch ports; NIC ports sample nothing). */
   QueueHistogram queue_bytes;
 

@@ -63,6 +63,7 @@ struct LeafSpineConfig {
   uint64_t ecn_threshold_bytes_per_100g = kDefaultEcnThresholdBytesPer100G;
   SimTime switch_latency_ps = 0;  ///< forwarding latency of every switch
   uint32_t host_tx_queue_frames = kDefaultTxQueueFrames;
+  PfcConfig pfc;  ///< every switch (off: lossy)
 };
 
 /** What a builder made. */

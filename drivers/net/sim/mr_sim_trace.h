@@ -37,6 +37,7 @@ enum class TraceKind : uint8_t {
   kTimer,         ///< OnTimer called (component: host)
   kRouteChange,   ///< link left (arg 0) or rejoined (arg 1) routing (component: link)
   kCallback,      ///< a scheduled callback ran (arg: callback index)
+  kPfcPause,      ///< a PAUSE took effect (component: the paused port; arg: 1 pause, 0 resume)
 };
 
 /** Name of a trace kind ("enqueue"). */

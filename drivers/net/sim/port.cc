@@ -28,7 +28,8 @@ void FabricImpl::Enqueue(PortId port, FrameHandle h) {
   const uint64_t occupancy = p.queue_bytes;  // includes the frame on the wire
   if (p.is_switch_port) {
     p.stats.queue_bytes.Add(occupancy);
-    if (occupancy + len > p.buffer_bytes) {
+    // A frame PFC admitted (by its ingress's account) is not dropped here.
+    if (f.pfc_ingress == FramePool::kNone && occupancy + len > p.buffer_bytes) {
       Drop(port, h, DropCause::kQueueFull);
       return;
     }
@@ -44,10 +45,15 @@ void FabricImpl::Enqueue(PortId port, FrameHandle h) {
   p.stats.enqueued_frames++;
   p.stats.max_queue_bytes = std::max(p.stats.max_queue_bytes, p.queue_bytes);
   Trace(TraceKind::kEnqueue, port, &f, occupancy);
-  if (!p.busy) {
-    p.busy = true;
-    Schedule(now_ + WireTimePs(p, len), EventKind::kTxDone, port, 0);
-  }
+  StartTx(port);
+}
+
+void FabricImpl::StartTx(PortId port) {
+  PortState& p = ports_[port];
+  if (p.busy || p.pfc_paused || p.queue.empty()) return;
+  p.busy = true;
+  p.tx_done_at = now_ + WireTimePs(p, frames_[p.queue.front()].bytes.size());
+  Schedule(p.tx_done_at, EventKind::kTxDone, port, 0);
 }
 
 void FabricImpl::OnTxDone(PortId port) {
@@ -59,12 +65,9 @@ void FabricImpl::OnTxDone(PortId port) {
   p.stats.tx_frames++;
   p.stats.tx_bytes += len;
   TraceFrame(TraceKind::kTxDone, port, h, 0);
-  if (p.queue.empty()) {
-    p.busy = false;
-  } else {
-    Schedule(now_ + WireTimePs(p, frames_[p.queue.front()].bytes.size()), EventKind::kTxDone, port,
-             0);
-  }
+  if (frames_[h].pfc_ingress != FramePool::kNone) PfcRelease(h);
+  p.busy = false;
+  StartTx(port);  // not while paused: the frame on the wire was finished
   Transmit(port, h);
   if (p.owner.kind == NodeRef::Kind::kHost) {
     Endpoint* ep = hosts_[p.owner.index]->endpoint();

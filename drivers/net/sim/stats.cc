@@ -52,6 +52,7 @@ const char* DropCauseName(DropCause c) {
     case DropCause::kCorrupt: return "corrupt";
     case DropCause::kNoRoute: return "no_route";
     case DropCause::kUnconnected: return "unconnected";
+    case DropCause::kPfcHeadroom: return "pfc_headroom";
     case DropCause::kCount: break;
   }
   return "unknown";

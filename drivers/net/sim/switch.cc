@@ -33,6 +33,7 @@ void FabricImpl::Forward(SwitchId sw, PortId ingress, FrameHandle h) {
     frames_.Free(h);
     return;
   }
+  if (ports_[ingress].pfc_xoff_bytes != 0 && !PfcAdmit(ingress, out, h)) return;
   Enqueue(out, h);
 }
 

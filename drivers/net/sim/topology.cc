@@ -122,6 +122,7 @@ absl::StatusOr<Topology> BuildLeafSpine(Fabric& fabric, const LeafSpineConfig& c
   SwitchConfig sc;
   sc.port_buffer_bytes = c.port_buffer_bytes;
   sc.forwarding_latency_ps = c.switch_latency_ps;
+  sc.pfc = c.pfc;
   if (auto s = Validate(sc); !s.ok()) return Prefix("LeafSpineConfig", s);
 
   Topology t;

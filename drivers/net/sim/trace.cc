@@ -87,6 +87,7 @@ const char* TraceKindName(TraceKind k) {
     case TraceKind::kTimer: return "timer";
     case TraceKind::kRouteChange: return "route_change";
     case TraceKind::kCallback: return "callback";
+    case TraceKind::kPfcPause: return "pfc_pause";
   }
   return "unknown";
 }
