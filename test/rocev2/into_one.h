@@ -23,6 +23,7 @@ struct IntoOneConfig {
   uint32_t senders = 2;
   rocev2::Config engine;  ///< every host's (DCQCN on by default)
   sim::PfcConfig pfc;     ///< the leaf's (off: lossy)
+  sim::RedConfig red;     ///< the leaf's marking (off: its step threshold)
   uint64_t port_buffer_bytes = sim::kDefaultPortBufferBytes;
   sim::SimTime stagger_ps = 0;            ///< sender i starts at i x this
   uint64_t msg_bytes = kOneLinkMsgBytes;  ///< each WRITE (kOneLinkDepth outstanding)
@@ -64,6 +65,7 @@ inline IntoOneRun RunIntoOne(const IntoOneConfig& c) {
   ls.host_link.rate_bps = ls.fabric_link.rate_bps = kIntoOneGbps * sim::kBpsPerGbps;
   ls.port_buffer_bytes = c.port_buffer_bytes;
   ls.pfc = c.pfc;
+  ls.red = c.red;
   const sim::Topology t = *sim::BuildLeafSpine(fabric, ls);
   std::vector<std::unique_ptr<RoceSimNode>> senders;
   for (uint32_t i = 0; i < c.senders; i++) {

@@ -6,6 +6,9 @@
 // marking exactly above the threshold (IPv4 with a valid checksum, IPv6), and
 // routing by destination address.
 
+#include <cstdio>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -135,6 +138,74 @@ TEST(Switch, EcnMarksStrictlyAboveThresholdIpv4) {
   EXPECT_EQ(MarkedSeqs(2999, false, wire::Ecn::kEct0), (std::vector<uint32_t>{3, 4, 5}));
   EXPECT_EQ(MarkedSeqs(0, false, wire::Ecn::kEct1), (std::vector<uint32_t>{1, 2, 3, 4, 5}));
   EXPECT_EQ(MarkedSeqs(kEcnDisabled, false, wire::Ecn::kEct0), std::vector<uint32_t>{});
+}
+
+// RED: A sends 1100 frames of 1000 bytes at 10x B's rate; each finds about
+// 900 bytes more queued than the one before, up to 1 MB. None is marked at or
+// below Kmin, all are above Kmax, and in between the marked share follows
+// Pmax x (q - Kmin) / (Kmax - Kmin).
+TEST(Switch, RedMarksOnARampBetweenKminAndKmax) {
+  Star s(Buffer(1 << 20));
+  PortQueueConfig q;
+  q.buffer_bytes = 1 << 20;
+  q.red = RedConfig{.min_bytes = 100'000, .max_bytes = 900'000, .max_prob = 0.5};
+  ASSERT_TRUE(s.fabric.SetPortQueue(s.to_b, q).ok());
+  std::unordered_map<uint64_t, uint64_t> found;  // frame id -> occupancy it found
+  std::unordered_set<uint64_t> marked;
+  s.fabric.SetTraceObserver([&](const TraceRecord& t) {
+    if (t.component != s.to_b) return;
+    if (t.kind == TraceKind::kEnqueue) found[t.frame_id] = t.arg;
+    if (t.kind == TraceKind::kEcnMark) marked.insert(t.frame_id);
+  });
+  RecordingEndpoint ra(s.a), rb(s.b);
+  for (uint32_t i = 0; i < 1100; i++) {
+    ra.backlog.push_back(MakeFrame({.src = s.a, .dst = s.b, .bytes = 1000, .seq = i}));
+  }
+  ra.Pump();
+  s.fabric.RunUntilIdle();
+  ASSERT_EQ(rb.rx.size(), found.size());
+  uint64_t below = 0, above = 0, above_marked = 0;
+  uint64_t lower[2] = {0, 0}, upper[2] = {0, 0};  // {frames, marked} in each half of the ramp
+  for (const auto& [id, occupancy] : found) {
+    const bool m = marked.count(id) != 0;
+    if (occupancy <= q.red.min_bytes) {
+      below++;
+      EXPECT_FALSE(m) << occupancy;
+    } else if (occupancy > q.red.max_bytes) {
+      above++;
+      above_marked += m ? 1 : 0;
+    } else {
+      uint64_t* half = occupancy <= 500'000 ? lower : upper;
+      half[0]++;
+      half[1] += m ? 1 : 0;
+    }
+  }
+  EXPECT_GT(below, 100u);
+  EXPECT_GT(above, 50u);
+  EXPECT_EQ(above_marked, above);
+  // The ramp's mean probability is 0.125 over its lower half and 0.375 over its upper.
+  ASSERT_GT(lower[0], 400u);
+  ASSERT_GT(upper[0], 400u);
+  const double lo = static_cast<double>(lower[1]) / static_cast<double>(lower[0]);
+  const double hi = static_cast<double>(upper[1]) / static_cast<double>(upper[0]);
+  std::printf("RED: marked %.3f of the lower half of the ramp, %.3f of the upper\n", lo, hi);
+  EXPECT_NEAR(lo, 0.125, 0.05);
+  EXPECT_NEAR(hi, 0.375, 0.07);
+  EXPECT_EQ(s.fabric.port_stats(s.to_b).ecn_marked, marked.size());
+}
+
+TEST(Switch, RedSettingsAreCheckedWithWhatToFix) {
+  PortQueueConfig q;
+  q.red = RedConfig{.min_bytes = 10, .max_bytes = 5, .max_prob = 0.1};
+  EXPECT_NE(Validate(q).message().find("Kmin"), std::string::npos) << Validate(q);
+  q.red = RedConfig{.min_bytes = 5, .max_bytes = 10, .max_prob = 1.5};
+  EXPECT_NE(Validate(q).message().find("max_prob"), std::string::npos) << Validate(q);
+  q.red.max_prob = 1;
+  EXPECT_TRUE(Validate(q).ok());
+  Fabric f(1);
+  LeafSpineConfig ls;
+  ls.red = RedConfig{.min_bytes = 10, .max_bytes = 5, .max_prob = 0.1};
+  EXPECT_EQ(BuildLeafSpine(f, ls).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(Switch, EcnMarksStrictlyAboveThresholdIpv6) {

@@ -143,6 +143,8 @@ absl::Status FabricImpl::SetPortQueue(PortId port, const PortQueueConfig& config
   }
   p.buffer_bytes = config.buffer_bytes;
   p.ecn_threshold_bytes = config.ecn_threshold_bytes;
+  p.red = config.red;
+  p.mark_rng = Rng(DeriveSeed(seed_, ComponentId(ComponentKind::kMark, port)));
   return absl::OkStatus();
 }
 

@@ -88,12 +88,26 @@ absl::Status Validate(const SwitchConfig& c) {
   return absl::OkStatus();
 }
 
+absl::Status Validate(const RedConfig& c) {
+  if (c.max_prob == 0) return absl::OkStatus();
+  if (!(c.max_prob > 0 && c.max_prob <= 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("red: max_prob is ", c.max_prob, "; set it in (0, 1], or 0 for no RED"));
+  }
+  if (c.min_bytes > c.max_bytes) {
+    return absl::InvalidArgumentError(absl::StrCat("red: min_bytes (", c.min_bytes,
+                                                   ") is above max_bytes (", c.max_bytes,
+                                                   "); Kmin must not exceed Kmax"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Validate(const PortQueueConfig& c) {
   if (c.buffer_bytes < kMinWireFrameBytes) {
     return absl::InvalidArgumentError(
         absl::StrCat("buffer_bytes is ", c.buffer_bytes, "; set at least ", kMinWireFrameBytes));
   }
-  return absl::OkStatus();
+  return Validate(c.red);
 }
 
 absl::Status Validate(const LinkConfig& c) {

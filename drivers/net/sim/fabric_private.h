@@ -51,6 +51,8 @@ struct PortState {
   bool is_switch_port = false;  ///< switch ports are byte-bounded, mark ECN and sample occupancy
   uint64_t buffer_bytes = UINT64_MAX;
   uint64_t ecn_threshold_bytes = kEcnDisabled;
+  RedConfig red;           ///< replaces the threshold while enabled()
+  Rng mark_rng;            ///< RED's draws, a stream of their own (faults draw from rng)
   SimTime tx_done_at = 0;  ///< when the frame being serialised ends (while busy)
   // PFC, as an ingress of a switch with it on (pfc_xoff_bytes != 0): the
   // bytes of the frames it brought that are queued in the switch.

@@ -101,10 +101,26 @@ struct SwitchConfig {
   PfcConfig pfc;  ///< off: lossy, drop-tail at port_buffer_bytes
 };
 
-/** Per output port queue settings (a switch port's buffer and ECN threshold). */
+/**
+ * RED-style ECN marking (as RoCE switches configure it for DCQCN): a frame
+ * finding the queue at or below min_bytes is not marked, above max_bytes it
+ * always is, and in between with probability max_prob x (q - min) / (max -
+ * min), q the occupancy it finds (instantaneous, as DCQCN and DCTCP
+ * deployments use). Off while max_prob is 0; then the step threshold
+ * (ecn_threshold_bytes) applies.
+ */
+struct RedConfig {
+  uint64_t min_bytes = 0;  ///< Kmin
+  uint64_t max_bytes = 0;  ///< Kmax
+  double max_prob = 0;     ///< Pmax, in (0, 1]; 0: off
+  bool enabled() const { return max_prob > 0; }
+};
+
+/** Per output port queue settings (a switch port's buffer and ECN marking). */
 struct PortQueueConfig {
   uint64_t buffer_bytes = kDefaultPortBufferBytes;  ///< drop-tail limit
   uint64_t ecn_threshold_bytes = kEcnDisabled;      ///< mark above this occupancy
+  RedConfig red;                                    ///< on: replaces the step threshold
 };
 
 /** A full-duplex link; both directions share rate, delay and overhead. */
@@ -173,6 +189,7 @@ uint64_t PfcHeadroomBytes(const LinkConfig& link, SimTime to_upstream_ps, SimTim
 absl::Status Validate(const HostConfig& c);
 absl::Status Validate(const SwitchConfig& c);     ///< @copydoc Validate(const HostConfig&)
 absl::Status Validate(const PfcConfig& c);        ///< @copydoc Validate(const HostConfig&)
+absl::Status Validate(const RedConfig& c);        ///< @copydoc Validate(const HostConfig&)
 absl::Status Validate(const PortQueueConfig& c);  ///< @copydoc Validate(const HostConfig&)
 absl::Status Validate(const LinkConfig& c);       ///< @copydoc Validate(const HostConfig&)
 absl::Status Validate(const FaultConfig& c);      ///< @copydoc Validate(const HostConfig&)

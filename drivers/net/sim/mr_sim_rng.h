@@ -40,6 +40,7 @@ enum class ComponentKind : uint32_t {
   kSwitch = 3,   ///< a switch (its seed salts the ECMP hash)
   kChannel = 4,  ///< one direction of a link (fault injection), indexed by egress port
   kUser = 5,     ///< free for tests and workloads
+  kMark = 6,     ///< a switch port's RED marking draws, indexed by port
 };
 
 /** Stable 64-bit component id: kind in the high 32 bits, index in the low 32. */

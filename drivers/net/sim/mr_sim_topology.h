@@ -61,6 +61,8 @@ struct LeafSpineConfig {
   uint64_t port_buffer_bytes = kDefaultPortBufferBytes;  ///< every switch port
   /** Each port marks above this many bytes per 100 Gbit/s of its rate; kEcnDisabled: never. */
   uint64_t ecn_threshold_bytes_per_100g = kDefaultEcnThresholdBytesPer100G;
+  /** RED marking at every port, as given (not scaled); on, it replaces the threshold above. */
+  RedConfig red;
   SimTime switch_latency_ps = 0;  ///< forwarding latency of every switch
   uint32_t host_tx_queue_frames = kDefaultTxQueueFrames;
   PfcConfig pfc;  ///< every switch (off: lossy)

@@ -14,6 +14,16 @@ namespace {
 
 constexpr uint64_t kTouchCeMark = 0xce;
 
+/** Marks CE for a frame finding @p occupancy bytes queued: the step threshold, or RED. */
+bool ShouldMark(PortState& p, uint64_t occupancy) {
+  if (!p.red.enabled()) return occupancy > p.ecn_threshold_bytes;
+  if (occupancy <= p.red.min_bytes) return false;
+  if (occupancy > p.red.max_bytes) return true;
+  const double ramp = static_cast<double>(occupancy - p.red.min_bytes) /
+                      static_cast<double>(p.red.max_bytes - p.red.min_bytes);
+  return p.mark_rng.Bernoulli(p.red.max_prob * ramp);
+}
+
 }  // namespace
 
 SimTime FabricImpl::WireTimePs(const PortState& p, size_t frame_bytes) const {
@@ -33,8 +43,7 @@ void FabricImpl::Enqueue(PortId port, FrameHandle h) {
       Drop(port, h, DropCause::kQueueFull);
       return;
     }
-    if (occupancy > p.ecn_threshold_bytes &&
-        MarkCe(f.bytes, f.l3, f.l3_offset) == EcnResult::kMarked) {
+    if (ShouldMark(p, occupancy) && MarkCe(f.bytes, f.l3, f.l3_offset) == EcnResult::kMarked) {
       f.Touch(kTouchCeMark);
       p.stats.ecn_marked++;
       Trace(TraceKind::kEcnMark, port, &f, occupancy);

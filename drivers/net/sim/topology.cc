@@ -118,6 +118,7 @@ absl::StatusOr<Topology> BuildLeafSpine(Fabric& fabric, const LeafSpineConfig& c
     return absl::InvalidArgumentError("LeafSpineConfig.host_tx_queue_frames is 0: set at least 1");
   }
   if (auto s = Validate(c.host_link); !s.ok()) return Prefix("LeafSpineConfig.host_link", s);
+  if (auto s = Validate(c.red); !s.ok()) return Prefix("LeafSpineConfig", s);
   if (auto s = Validate(c.fabric_link); !s.ok()) return Prefix("LeafSpineConfig.fabric_link", s);
   SwitchConfig sc;
   sc.port_buffer_bytes = c.port_buffer_bytes;
@@ -155,6 +156,7 @@ absl::Status AddPlane(Fabric& fabric, const LeafSpineConfig& c, SwitchConfig sc,
     PortQueueConfig q;
     q.buffer_bytes = c.port_buffer_bytes;
     q.ecn_threshold_bytes = ScaledEcnThreshold(c.ecn_threshold_bytes_per_100g, rate_bps);
+    q.red = c.red;
     return fabric.SetPortQueue(port, q);
   };
   for (uint32_t l = 0; l < c.leaves; l++) {
