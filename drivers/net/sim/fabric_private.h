@@ -15,6 +15,7 @@
 #ifndef METAROCE_SIM_FABRIC_PRIVATE_H
 #define METAROCE_SIM_FABRIC_PRIVATE_H
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -183,6 +184,20 @@ class FabricImpl {
   std::vector<std::function<void()>> callbacks_;
   std::vector<uint32_t> free_callbacks_;
 };
+
+// Inline: on every frame's way (Enqueue, OnTxDone).
+inline SimTime FabricImpl::WireTimePs(const PortState& p, size_t frame_bytes) const {
+  const uint64_t wire = std::max<uint64_t>(frame_bytes, kMinWireFrameBytes) + p.overhead_bytes;
+  return SerializationPs(wire, p.rate_bps);
+}
+
+inline void FabricImpl::StartTx(PortId port) {
+  PortState& p = ports_[port];
+  if (p.busy || p.pfc_paused || p.queue.empty()) return;
+  p.busy = true;
+  p.tx_done_at = now_ + WireTimePs(p, frames_[p.queue.front()].bytes.size());
+  Schedule(p.tx_done_at, EventKind::kTxDone, port, 0);
+}
 
 }  // namespace metaroce::sim
 

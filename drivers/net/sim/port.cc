@@ -26,11 +26,6 @@ bool ShouldMark(PortState& p, uint64_t occupancy) {
 
 }  // namespace
 
-SimTime FabricImpl::WireTimePs(const PortState& p, size_t frame_bytes) const {
-  const uint64_t wire = std::max<uint64_t>(frame_bytes, kMinWireFrameBytes) + p.overhead_bytes;
-  return SerializationPs(wire, p.rate_bps);
-}
-
 void FabricImpl::Enqueue(PortId port, FrameHandle h) {
   PortState& p = ports_[port];
   Frame& f = frames_[h];
@@ -55,14 +50,6 @@ void FabricImpl::Enqueue(PortId port, FrameHandle h) {
   p.stats.max_queue_bytes = std::max(p.stats.max_queue_bytes, p.queue_bytes);
   Trace(TraceKind::kEnqueue, port, &f, occupancy);
   StartTx(port);
-}
-
-void FabricImpl::StartTx(PortId port) {
-  PortState& p = ports_[port];
-  if (p.busy || p.pfc_paused || p.queue.empty()) return;
-  p.busy = true;
-  p.tx_done_at = now_ + WireTimePs(p, frames_[p.queue.front()].bytes.size());
-  Schedule(p.tx_done_at, EventKind::kTxDone, port, 0);
 }
 
 void FabricImpl::OnTxDone(PortId port) {
