@@ -487,11 +487,11 @@ void EngineImpl::AccountShare(TimeNs now, Connection* c, bool ce) {
   if (now - share_from >= interval) {
     // The interval ended: measure its senders and allocate again.
     const TimeNs span = now - share_from;
-    // Unless it ran on for want of packets: over a silence the senders' rates
-    // say nothing of what they want when they start again (they read as
-    // limited elsewhere, and the first ACKs after an idle carried nearly the
-    // whole capacity to 8 restarting senders). The last allocation stands,
-    // so a restarting incast is held to its last share from its first ACK.
+    // An interval that ran on to twice its length for want of packets spans
+    // a silence: its rates say nothing of what the senders want when they
+    // start again. Read as limited elsewhere, 8 senders restarting after an
+    // idle were handed nearly the whole link in their first ACKs; counted as
+    // wanting, they get an equal share from their first ACK.
     const bool silence = span >= 2 * interval;
     share_rates_.clear();
     uint64_t all_bytes = 0, ce_bytes = 0;
@@ -508,7 +508,7 @@ void EngineImpl::AccountShare(TimeNs now, Connection* c, bool ce) {
       // So does one whose packets came marked: congested on the way here,
       // most likely at our own link, which its share is to relieve.
       const bool marked = s->share_ce_bytes * 2 > s->share_bytes;
-      if (!silence) share_rates_.push_back(s->share_new || marked ? cfg.rx_capacity_mbps : mbps);
+      share_rates_.push_back(s->share_new || marked || silence ? cfg.rx_capacity_mbps : mbps);
       all_bytes += s->share_bytes;
       ce_bytes += s->share_ce_bytes;
       s->share_new = false;
@@ -518,14 +518,12 @@ void EngineImpl::AccountShare(TimeNs now, Connection* c, bool ce) {
       s->share_listed = false;
       s->share_until = now + 2 * interval;
     }
+    share_last_senders = share_rates_.size();
     share_senders.clear();
+    const uint64_t drain = ShareDrainMbps(cfg.rx_capacity_mbps, all_bytes, ce_bytes);
+    share_mbps =
+        FairShareMbps(cfg.rx_capacity_mbps - drain, share_rates_, share_mbps, &share_last_limited);
     share_from = now;
-    if (!silence) {
-      share_last_senders = share_rates_.size();
-      const uint64_t drain = ShareDrainMbps(cfg.rx_capacity_mbps, all_bytes, ce_bytes);
-      share_mbps = FairShareMbps(cfg.rx_capacity_mbps - drain, share_rates_, share_mbps,
-                                 &share_last_limited);
-    }
   }
   c->share_bytes += rx_len;
   if (ce) c->share_ce_bytes += rx_len;

@@ -476,6 +476,28 @@ TEST_F(CongestionTest, ANewSendersFirstIntervalSaysNothingOfItsDemand) {
   EXPECT_EQ(d.limited, 1u);
 }
 
+// Nor does an interval that spans a silence: a sender that was limited
+// elsewhere, then quiet for 1 ms, counts as wanting more when it comes back
+// (restarting incasts were handed nearly the whole link otherwise).
+TEST_F(CongestionTest, AnIntervalOverASilenceSaysNothingOfDemand) {
+  EngineConfig cfg = BaseConfig();
+  cfg.rx_capacity_mbps = 100'000;
+  ASSERT_NO_FATAL_FAILURE(Start(cfg));
+  uint32_t psn = 0;
+  for (const TimeNs end = now_ + 5 * config::kFairShareIntervalNs; now_ < end;
+       now_ += 10'000, psn++) {
+    FeedWrite(0, psn, psn, psn);
+  }
+  ASSERT_EQ(eng_->GetShareDemand().limited, 1u);
+  FeedWrite(0, psn, psn, psn);  // the last packet before the silence
+  psn++;
+  now_ += 1'000'000;
+  FeedWrite(0, psn, psn, psn);  // ends the interval that spans it
+  const Engine::ShareDemand d = eng_->GetShareDemand();
+  EXPECT_EQ(d.wanting, 1u);
+  EXPECT_EQ(d.limited, 0u);
+}
+
 // Arrivals that come CE-marked were queued on the way, most likely at this
 // receiver's link: the sender counts as wanting its share, not as limited
 // elsewhere, and the next allocation holds back what drains the queue.

@@ -516,9 +516,9 @@ TEST(Incast, ASafeInitialWindowLetsNewSendersOfFullWindowsFitTheBuffer) {
 
 // Established connections that were idle start together again: each keeps
 // the share its receiver last gave it (a hint does not expire at the
-// sender), and the receiver keeps its allocation over the silence, so their
-// first round trip is already paced to it. 32 new senders drop 44 packets
-// (above); 32 restarting drop none.
+// sender), and the receiver counts the senders of the interval over the
+// silence as wanting, so their first round trip is paced to an equal share.
+// 32 new senders drop 44 packets (above); 32 restarting drop none.
 TEST(Incast, EstablishedSendersRestartingTogetherStartAtTheirShare) {
   for (uint32_t n : {8u, 32u}) {
     SCOPED_TRACE(n);
@@ -534,10 +534,10 @@ TEST(Incast, EstablishedSendersRestartingTogetherStartAtTheirShare) {
     EXPECT_GE(r.rates_reached_us, 0.0);
     EXPECT_LE(r.rates_reached_us, 2 * r.base_rtt_us);
     EXPECT_LE(r.converged_us, kWindowPsPerSender * n / sim::kPsPerUs);
-    // The receiver's last allocation stands over the idle: its first ACKs
-    // carry the old share, and the queue never reaches a BDP (before, an
-    // allocation over the silence read everyone as limited elsewhere and
-    // handed out nearly the whole link: 122 KB with 8 senders).
+    // The receiver's first ACKs carry an equal share, and the queue never
+    // reaches a BDP (before, the allocation over the silence read everyone
+    // as limited elsewhere and handed out nearly the whole link: 151 KB
+    // with 8 senders).
     EXPECT_LT(r.first_queue, kBdpBytes);
     EXPECT_LT(r.max_queue, kBdpBytes);
     EXPECT_GE(r.jain, 0.99);
