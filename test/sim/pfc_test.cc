@@ -19,45 +19,24 @@ namespace {
 using testing::MakeFrame;
 using testing::Must;
 using testing::RecordingEndpoint;
+using testing::Star;
 
-constexpr uint64_t k100G = 100 * kBpsPerGbps;
-constexpr uint64_t k10G = 10 * kBpsPerGbps;
+constexpr uint64_t k100G = Star::kFastBps;
 constexpr SimTime kDelayPs = kPsPerUs;  // 1 us each way: 12.5 KB in flight per direction at 100G
 constexpr uint32_t kFrames = 300;       // per sender
 constexpr size_t kFrameBytes = 1000;
 
-// A and C (100 Gbit/s) each send kFrames to B (10 Gbit/s) through switch S:
-// a 20:1 incast at B's port, whose 64 KB buffer overflows without PFC.
-struct Incast {
-  Fabric fabric{9};
-  SwitchId sw = 0;
-  Host* a = nullptr;
-  Host* b = nullptr;
-  Host* c = nullptr;
-
-  explicit Incast(const PfcConfig& pfc) {
+// A and C (100 Gbit/s) each send kFrames to B (10 Gbit/s) through S (the
+// Star of sim_test_util.h): a 20:1 incast at B's port, whose 64 KB buffer
+// overflows without PFC.
+struct Incast : Star {
+  explicit Incast(const PfcConfig& pfc) : Star(Switch(pfc), kDelayPs, 9) {}
+  static SwitchConfig Switch(const PfcConfig& pfc) {
     SwitchConfig sc;
     sc.port_buffer_bytes = 64 * 1024;
     sc.pfc = pfc;
-    sw = Must(fabric.AddSwitch(sc));
-    a = AddHost(1, k100G);
-    b = AddHost(2, k10G);
-    c = AddHost(3, k100G);
+    return sc;
   }
-  Host* AddHost(uint8_t last, uint64_t rate) {
-    HostConfig hc;
-    hc.ipv4 = wire::IpAddr::V4(10, 0, 0, last);
-    hc.mac.bytes = {2, 0, 0, 0, 0, last};
-    Host* h = Must(fabric.AddHost(hc));
-    LinkConfig lc;
-    lc.rate_bps = rate;
-    lc.delay_ps = kDelayPs;
-    Must(fabric.Connect(NodeRef::OfHost(h->id()), NodeRef::OfSwitch(sw), lc));
-    return h;
-  }
-  /** S's port toward host @p i in order of connection (A 0, B 1, C 2): the ingress of its frames.
-   */
-  PortId Ingress(size_t i) const { return fabric.switch_ports(sw)[i]; }
   /** Runs the incast to the end; B's frames in order of arrival. */
   std::vector<RecordingEndpoint::Rx> Run() {
     RecordingEndpoint ra(a), rb(b), rc(c);
@@ -105,7 +84,7 @@ TEST(Pfc, AnIncastPausesItsSendersAndLosesNothing) {
   for (size_t i = 0; i < static_cast<size_t>(DropCause::kCount); i++) {
     EXPECT_EQ(s.Drops(static_cast<DropCause>(i)), 0u) << DropCauseName(static_cast<DropCause>(i));
   }
-  for (auto [host, ingress] : {std::pair{s.a, s.Ingress(0)}, std::pair{s.c, s.Ingress(2)}}) {
+  for (auto [host, ingress] : {std::pair{s.a, s.Port(0)}, std::pair{s.c, s.Port(2)}}) {
     const PortStats& in = s.fabric.port_stats(ingress);
     const PortStats& nic = s.fabric.port_stats(host->port());
     EXPECT_GE(in.pfc_pauses_sent, 5u);  // a pause per some 30 frames of a sender
@@ -125,7 +104,7 @@ TEST(Pfc, AnIncastPausesItsSendersAndLosesNothing) {
                                                 kDelayPs, kDelayPs));
   }
   // B's link never idled once busy: the queue never drained below XON's worth.
-  const SimTime wire = SerializationPs(kFrameBytes + kDefaultWireOverheadBytes, k10G);
+  const SimTime wire = SerializationPs(kFrameBytes + kDefaultWireOverheadBytes, Star::kSlowBps);
   for (size_t i = 1; i < rx.size(); i++) EXPECT_EQ(rx[i].time - rx[i - 1].time, wire) << i;
 }
 
@@ -135,7 +114,7 @@ TEST(Pfc, AnIncastPausesItsSendersAndLosesNothing) {
 TEST(Pfc, APauseTakesTheLinkDelayToActAndTheHeadroomHoldsWhatCameMeanwhile) {
   Incast s{On()};
   s.Run();
-  const uint64_t over = s.fabric.port_stats(s.Ingress(0)).pfc_max_ingress_bytes - 16 * 1024;
+  const uint64_t over = s.fabric.port_stats(s.Port(0)).pfc_max_ingress_bytes - 16 * 1024;
   std::printf("an ingress held at most %lu B over XOFF\n", over);
   // 2 us at 100 Gbit/s from A less what B's link drained meanwhile (a tenth),
   // frames of 1 KB: at least 18 KB over XOFF; an instant pause would be one frame.

@@ -134,6 +134,47 @@ T Must(absl::StatusOr<T> v) {
   return *std::move(v);
 }
 
+/**
+ * A (100 Gbit/s) and C (100 Gbit/s) feed B (10 Gbit/s) through one switch S,
+ * links of @p delay_ps each way: B's port at S is where queues build.
+ */
+struct Star {
+  static constexpr uint64_t kFastBps = 100 * kBpsPerGbps;
+  static constexpr uint64_t kSlowBps = 10 * kBpsPerGbps;
+
+  Fabric fabric;
+  SwitchId sw = 0;
+  Host* a = nullptr;
+  Host* b = nullptr;
+  Host* c = nullptr;
+  PortId to_b = 0;  ///< S's port toward B
+
+  explicit Star(const SwitchConfig& sc, SimTime delay_ps = 0, uint64_t seed = 5) : fabric(seed) {
+    sw = Must(fabric.AddSwitch(sc));
+    a = AddHost(1, kFastBps, delay_ps);
+    b = AddHost(2, kSlowBps, delay_ps);
+    c = AddHost(3, kFastBps, delay_ps);
+    to_b = Port(1);
+  }
+  /** S's port toward host @p i in order of connection (A 0, B 1, C 2): the ingress of its frames.
+   */
+  PortId Port(size_t i) const { return fabric.switch_ports(sw)[i]; }
+
+ private:
+  Host* AddHost(uint8_t last, uint64_t rate, SimTime delay_ps) {
+    HostConfig hc;
+    hc.ipv4 = wire::IpAddr::V4(10, 0, 0, last);
+    hc.ipv6 = wire::IpAddr::V6({0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, last});
+    hc.mac.bytes = {2, 0, 0, 0, 0, last};
+    Host* h = Must(fabric.AddHost(hc));
+    LinkConfig lc;
+    lc.rate_bps = rate;
+    lc.delay_ps = delay_ps;
+    Must(fabric.Connect(NodeRef::OfHost(h->id()), NodeRef::OfSwitch(sw), lc));
+    return h;
+  }
+};
+
 }  // namespace metaroce::sim::testing
 
 #endif  // METAROCE_TEST_SIM_TEST_UTIL_H

@@ -22,41 +22,14 @@ using testing::FrameSpec;
 using testing::MakeFrame;
 using testing::Must;
 using testing::RecordingEndpoint;
+using testing::Star;
 
-constexpr uint64_t k100G = 100 * kBpsPerGbps;
-constexpr uint64_t k10G = 10 * kBpsPerGbps;
+constexpr uint64_t k100G = Star::kFastBps;
+constexpr uint64_t k10G = Star::kSlowBps;
 
-// A (100G) and C (100G) feed B (10G) through switch S, links without delay:
-// frames from A arrive every 81.6 ns and leave towards B every 816 ns, so the
-// queue to B grows by one frame per arrival.
-struct Star {
-  Fabric fabric{5};
-  SwitchId sw = 0;
-  Host* a = nullptr;
-  Host* b = nullptr;
-  Host* c = nullptr;
-  PortId to_b = 0;
-
-  explicit Star(const SwitchConfig& sc) {
-    sw = Must(fabric.AddSwitch(sc));
-    a = AddHost(1, k100G);
-    b = AddHost(2, k10G);
-    c = AddHost(3, k100G);
-    to_b = fabric.switch_ports(sw)[1];
-  }
-  Host* AddHost(uint8_t last, uint64_t rate) {
-    HostConfig hc;
-    hc.ipv4 = wire::IpAddr::V4(10, 0, 0, last);
-    hc.ipv6 = wire::IpAddr::V6({0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, last});
-    hc.mac.bytes = {2, 0, 0, 0, 0, last};
-    Host* h = Must(fabric.AddHost(hc));
-    LinkConfig lc;
-    lc.rate_bps = rate;
-    lc.delay_ps = 0;
-    Must(fabric.Connect(NodeRef::OfHost(h->id()), NodeRef::OfSwitch(sw), lc));
-    return h;
-  }
-};
+// The Star (sim_test_util.h) with links without delay: frames from A arrive
+// every 81.6 ns and leave towards B every 816 ns, so the queue to B grows by
+// one frame per arrival.
 
 SwitchConfig Buffer(uint64_t bytes, uint64_t ecn = kEcnDisabled) {
   SwitchConfig sc;

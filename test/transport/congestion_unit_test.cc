@@ -340,6 +340,20 @@ TEST(FairShare, TheLargestFiguresDoNotOverflow) {
 
 class CongestionTest : public EngineUnitTest {
  protected:
+  static constexpr uint64_t kCapacityMbps = 100'000;
+  /** The engine as a receiver that hints: kCapacityMbps of inbound capacity. */
+  void StartHinting() {
+    EngineConfig cfg = BaseConfig();
+    cfg.rx_capacity_mbps = kCapacityMbps;
+    ASSERT_NO_FATAL_FAILURE(Start(cfg));
+  }
+  /** The peer sends one small WRITE every 10 us for @p span, on path 0. */
+  void FeedWritesFor(TimeNs span) {
+    for (const TimeNs end = now_ + span; now_ < end; now_ += 10'000, feed_psn_++) {
+      FeedWrite(0, feed_psn_, feed_psn_, feed_psn_);
+    }
+  }
+  uint32_t feed_psn_ = 0;  ///< the next PSN (and MSN) FeedWritesFor sends
   /** Two paths of @p window packets each. */
   static EngineConfig TwoPaths(uint32_t window = 8) {
     EngineConfig cfg = BaseConfig();
@@ -455,22 +469,14 @@ TEST_F(CongestionTest, EveryAckCarriesTheSendersShareOfTheReceiversCapacity) {
 // started late in it, or in slow start): 8 new senders read as limited
 // elsewhere raised the level to 4x their share (doc/congestion.md).
 TEST_F(CongestionTest, ANewSendersFirstIntervalSaysNothingOfItsDemand) {
-  EngineConfig cfg = BaseConfig();
-  cfg.rx_capacity_mbps = 100'000;
-  ASSERT_NO_FATAL_FAILURE(Start(cfg));
-  // 1 KiB per 10 us (about 0.9 Gbit/s) over the first 20 us interval.
-  uint32_t psn = 0;
-  auto send_for = [&](TimeNs span) {
-    for (const TimeNs end = now_ + span; now_ < end; now_ += 10'000, psn++) {
-      FeedWrite(0, psn, psn, psn);
-    }
-  };
-  send_for(config::kFairShareIntervalNs + 10'000);
+  ASSERT_NO_FATAL_FAILURE(StartHinting());
+  // A slow sender over the first interval and into the next.
+  FeedWritesFor(config::kFairShareIntervalNs + 10'000);
   Engine::ShareDemand d = eng_->GetShareDemand();
   EXPECT_EQ(d.wanting, 1u);
   EXPECT_EQ(d.limited, 0u);
   // Measured over a whole interval, its rate is what it wants.
-  send_for(config::kFairShareIntervalNs);
+  FeedWritesFor(config::kFairShareIntervalNs);
   d = eng_->GetShareDemand();
   EXPECT_EQ(d.wanting, 0u);
   EXPECT_EQ(d.limited, 1u);
@@ -480,19 +486,12 @@ TEST_F(CongestionTest, ANewSendersFirstIntervalSaysNothingOfItsDemand) {
 // elsewhere, then quiet for 1 ms, counts as wanting more when it comes back
 // (restarting incasts were handed nearly the whole link otherwise).
 TEST_F(CongestionTest, AnIntervalOverASilenceSaysNothingOfDemand) {
-  EngineConfig cfg = BaseConfig();
-  cfg.rx_capacity_mbps = 100'000;
-  ASSERT_NO_FATAL_FAILURE(Start(cfg));
-  uint32_t psn = 0;
-  for (const TimeNs end = now_ + 5 * config::kFairShareIntervalNs; now_ < end;
-       now_ += 10'000, psn++) {
-    FeedWrite(0, psn, psn, psn);
-  }
+  ASSERT_NO_FATAL_FAILURE(StartHinting());
+  FeedWritesFor(5 * config::kFairShareIntervalNs);
   ASSERT_EQ(eng_->GetShareDemand().limited, 1u);
-  FeedWrite(0, psn, psn, psn);  // the last packet before the silence
-  psn++;
+  FeedWritesFor(1);  // the last packet before the silence
   now_ += 1'000'000;
-  FeedWrite(0, psn, psn, psn);  // ends the interval that spans it
+  FeedWritesFor(1);  // ends the interval that spans it
   const Engine::ShareDemand d = eng_->GetShareDemand();
   EXPECT_EQ(d.wanting, 1u);
   EXPECT_EQ(d.limited, 0u);
@@ -502,20 +501,14 @@ TEST_F(CongestionTest, AnIntervalOverASilenceSaysNothingOfDemand) {
 // receiver's link: the sender counts as wanting its share, not as limited
 // elsewhere, and the next allocation holds back what drains the queue.
 TEST_F(CongestionTest, MarkedArrivalsCountAsWantingAndDrainTheQueue) {
-  EngineConfig cfg = BaseConfig();
-  cfg.rx_capacity_mbps = 100'000;
-  ASSERT_NO_FATAL_FAILURE(Start(cfg));
+  ASSERT_NO_FATAL_FAILURE(StartHinting());
   feed_ecn_ = wire::Ecn::kCe;
-  uint32_t psn = 0;
-  for (const TimeNs end = now_ + 5 * config::kFairShareIntervalNs; now_ < end;
-       now_ += 10'000, psn++) {
-    FeedWrite(0, psn, psn, psn);
-  }
+  FeedWritesFor(5 * config::kFairShareIntervalNs);
   const Engine::ShareDemand d = eng_->GetShareDemand();
   EXPECT_EQ(d.wanting, 1u);
   EXPECT_EQ(d.limited, 0u);
   const uint32_t level = eng_->GetShareInfo().level_mbps;
-  EXPECT_EQ(level, 100'000 - ShareDrainMbps(100'000, 1, 1));
+  EXPECT_EQ(level, kCapacityMbps - ShareDrainMbps(kCapacityMbps, 1, 1));
   EXPECT_EQ(OfType(Drain(now_), PacketType::kAck).back().ack.rate_hint_mbps, level);
 }
 
