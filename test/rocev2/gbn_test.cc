@@ -101,7 +101,7 @@ TEST(RoceV2, RetriesRunOutOnABlackholedPathAndTheQpFails) {
   sim::Fabric fabric(6);
   const sim::Topology t = *sim::BuildBackToBack(fabric, sim::BackToBackConfig{});
   const rocev2::Config cfg;
-  RoceSimNode a(t.hosts[0], cfg), b(t.hosts[1], cfg);
+  sim::RoceNode a(t.hosts[0], cfg), b(t.hosts[1], cfg);
   const uint32_t qa = a.engine().CreateQp(), qb = b.engine().CreateQp();
   ASSERT_TRUE(a.engine().ConnectQp(qa, t.hosts[1]->ipv4(), t.hosts[1]->mac(), qb, 49152).ok());
   ASSERT_TRUE(b.engine().ConnectQp(qb, t.hosts[0]->ipv4(), t.hosts[0]->mac(), qa, 49153).ok());

@@ -67,11 +67,11 @@ inline IntoOneRun RunIntoOne(const IntoOneConfig& c) {
   ls.pfc = c.pfc;
   ls.red = c.red;
   const sim::Topology t = *sim::BuildLeafSpine(fabric, ls);
-  std::vector<std::unique_ptr<RoceSimNode>> senders;
+  std::vector<std::unique_ptr<sim::RoceNode>> senders;
   for (uint32_t i = 0; i < c.senders; i++) {
-    senders.push_back(std::make_unique<RoceSimNode>(t.host(0, i), c.engine));
+    senders.push_back(std::make_unique<sim::RoceNode>(t.host(0, i), c.engine));
   }
-  RoceSimNode r(t.host(0, c.senders), c.engine);
+  sim::RoceNode r(t.host(0, c.senders), c.engine);
   std::vector<uint32_t> qp;
   for (uint32_t i = 0; i < c.senders; i++) {
     qp.push_back(senders[i]->engine().CreateQp());

@@ -10,7 +10,7 @@
 #define METAROCE_TEST_ROCEV2_ONE_LINK_H
 
 #include "gtest/gtest.h"
-#include "roce_sim_node.h"
+#include "mr_sim_roce_node.h"
 
 namespace metaroce::testing {
 
@@ -49,7 +49,7 @@ inline RoceRun RoceOneLink(const sim::FaultConfig& faults, rocev2::Config cfg, u
                            uint32_t first_psn = 0) {
   sim::Fabric fabric(seed);
   const sim::Topology t = *sim::BuildBackToBack(fabric, sim::BackToBackConfig{});
-  RoceSimNode a(t.hosts[0], cfg), b(t.hosts[1], cfg);
+  sim::RoceNode a(t.hosts[0], cfg), b(t.hosts[1], cfg);
   const uint32_t qa = a.engine().CreateQp(), qb = b.engine().CreateQp();
   EXPECT_TRUE(a.engine()
                   .ConnectQp(qa, t.hosts[1]->ipv4(), t.hosts[1]->mac(), qb, 49152, first_psn, 0)

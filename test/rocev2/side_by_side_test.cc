@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "mr_sim_engine_node.h"
 #include "one_link.h"
-#include "sim_node.h"
 
 namespace metaroce::testing {
 namespace {
@@ -18,11 +18,12 @@ namespace {
 double MetaRoceGbps(double loss) {
   sim::Fabric fabric(7);
   const sim::Topology t = *sim::BuildBackToBack(fabric, sim::BackToBackConfig{});
-  SimNode a(t.hosts[0], transport::EngineConfig{}), b(t.hosts[1], transport::EngineConfig{});
+  sim::EngineNode a(t.hosts[0], transport::EngineConfig{}),
+      b(t.hosts[1], transport::EngineConfig{});
   std::vector<uint8_t> src(kOneLinkMsgBytes, 0x5a), dst(size_t{kOneLinkMsgBytes} * kOneLinkDepth);
   uint32_t qp[2], cq[2];
   transport::MrInfo mr[2];
-  SimNode* node[2] = {&a, &b};
+  sim::EngineNode* node[2] = {&a, &b};
   for (int i = 0; i < 2; i++) {
     transport::Engine& e = node[i]->engine();
     transport::QpAttr at;

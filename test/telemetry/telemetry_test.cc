@@ -20,8 +20,8 @@
 #include "format_private.h"
 #include "gtest/gtest.h"
 #include "mr_log.h"
+#include "mr_sim_engine_node.h"
 #include "mr_telemetry.h"
-#include "sim_node.h"
 
 namespace metaroce::telemetry {
 
@@ -59,7 +59,7 @@ class SimPair : public ::testing::Test {
     cfg.num_paths = kPaths;
     for (int i = 0; i < 2; i++) {
       cfg.seed = 100 + i;
-      node_[i] = std::make_unique<testing::SimNode>(topo_.host(i, 0), cfg);
+      node_[i] = std::make_unique<sim::EngineNode>(topo_.host(i, 0), cfg);
       transport::Engine& e = node_[i]->engine();
       pd_[i] = *e.AllocPd();
       cq_[i] = *e.CreateCq(1024);
@@ -105,7 +105,7 @@ class SimPair : public ::testing::Test {
 
   sim::Fabric fabric_{7};
   sim::Topology topo_;
-  std::unique_ptr<testing::SimNode> node_[2];
+  std::unique_ptr<sim::EngineNode> node_[2];
   uint32_t pd_[2] = {}, cq_[2] = {}, qpn_[2] = {};
   std::vector<uint8_t> mem_[2];
   transport::MrInfo mr_[2];

@@ -11,7 +11,7 @@
 #include "bench_common.h"
 #include "engine_peer.h"
 #include "mr_sim.h"
-#include "sim_node.h"
+#include "mr_sim_engine_node.h"
 
 namespace metaroce::bench {
 namespace {
@@ -76,9 +76,9 @@ GoodputRun RunGoodput(double loss, uint64_t seed, bool blackhole, const GoodputS
   tr::EngineConfig cfg;
   cfg.num_paths = kNumPaths;
   cfg.seed = 2 * seed + 1;
-  testing::SimNode a(topo.host(0, 0), cfg);
+  sim::EngineNode a(topo.host(0, 0), cfg);
   cfg.seed = 2 * seed + 2;
-  testing::SimNode b(topo.host(1, 0), cfg);
+  sim::EngineNode b(topo.host(1, 0), cfg);
   tr::Engine& ea = a.engine();
   tr::Engine& eb = b.engine();
 

@@ -8,7 +8,7 @@
 #include <random>
 
 #include "gtest/gtest.h"
-#include "sim_node.h"
+#include "mr_sim_engine_node.h"
 
 namespace metaroce::testing {
 namespace {
@@ -16,7 +16,7 @@ namespace {
 using namespace transport;
 
 struct Side {
-  std::unique_ptr<SimNode> node;
+  std::unique_ptr<sim::EngineNode> node;
   uint32_t pd = 0, cq = 0, qpn = 0;
   std::vector<uint8_t> mem;
   MrInfo mr;
@@ -29,9 +29,9 @@ class TwoHosts : public ::testing::Test {
     ASSERT_TRUE(topo.ok()) << topo.status();
     EngineConfig cfg;
     cfg.seed = 1;
-    a_.node = std::make_unique<SimNode>(topo->hosts[0], cfg);
+    a_.node = std::make_unique<sim::EngineNode>(topo->hosts[0], cfg);
     cfg.seed = 2;
-    b_.node = std::make_unique<SimNode>(topo->hosts[1], cfg);
+    b_.node = std::make_unique<sim::EngineNode>(topo->hosts[1], cfg);
     for (Side* s : {&a_, &b_}) {
       Engine& e = s->node->engine();
       s->pd = *e.AllocPd();

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "sim_node.h"
+#include "mr_sim_engine_node.h"
 
 namespace metaroce::testing {
 namespace {
@@ -36,7 +36,7 @@ constexpr sim::SimTime kStepPs = 10 * sim::kPsPerUs;
  */
 class Flow {
  public:
-  Flow(SimNode* src, SimNode* dst, uint32_t qps = 1)
+  Flow(sim::EngineNode* src, sim::EngineNode* dst, uint32_t qps = 1)
       : src_(src),
         dst_(dst),
         depth_(qps == 1 ? kDepth : 1),
@@ -103,8 +103,8 @@ class Flow {
   const std::vector<uint64_t>& qp_done() const { return qp_done_; }
 
  private:
-  SimNode* src_;
-  SimNode* dst_;
+  sim::EngineNode* src_;
+  sim::EngineNode* dst_;
   const uint32_t depth_;
   std::vector<uint8_t> mem_src_, mem_dst_;
   tr::MrInfo mr_src_, mr_dst_;
@@ -139,13 +139,13 @@ HotSpineResult RunHotSpine(bool congestion_control, uint64_t seed) {
   tr::EngineConfig narrow = wide;
   narrow.num_paths = 1;
   wide.seed = seed * 10 + 1;
-  SimNode a(topo.host(0, 0), wide);
+  sim::EngineNode a(topo.host(0, 0), wide);
   wide.seed = seed * 10 + 2;
-  SimNode b(topo.host(1, 0), wide);
+  sim::EngineNode b(topo.host(1, 0), wide);
   narrow.seed = seed * 10 + 3;
-  SimNode c(topo.host(0, 1), narrow);
+  sim::EngineNode c(topo.host(0, 1), narrow);
   narrow.seed = seed * 10 + 4;
-  SimNode d(topo.host(1, 1), narrow);
+  sim::EngineNode d(topo.host(1, 1), narrow);
   Flow ab(&a, &b), cd(&c, &d);
 
   auto uplink = [&](uint32_t s) {  // data frames leaf 0 sent to spine s
@@ -287,12 +287,12 @@ IncastResult RunIncast(uint32_t senders, bool hints, uint64_t seed,
   tr::EngineConfig rcfg = cfg;
   // The link less 2 %: the frames' preamble and gap, and room for ACKs.
   if (hints) rcfg.rx_capacity_mbps = kLinkMbps * 98 / 100;
-  SimNode rx(topo.host(1, 0), rcfg);
-  std::vector<std::unique_ptr<SimNode>> tx;
+  sim::EngineNode rx(topo.host(1, 0), rcfg);
+  std::vector<std::unique_ptr<sim::EngineNode>> tx;
   std::vector<std::unique_ptr<Flow>> flows;
   for (uint32_t i = 0; i < senders; i++) {
     cfg.seed = seed * 100 + 1 + i;
-    tx.push_back(std::make_unique<SimNode>(topo.host(0, i), cfg));
+    tx.push_back(std::make_unique<sim::EngineNode>(topo.host(0, i), cfg));
     flows.push_back(std::make_unique<Flow>(tx.back().get(), &rx, qps_per_sender));
   }
   // The receiver's downlink (leaf 1's port toward it): occupancy by time.
@@ -595,13 +595,13 @@ TEST(SharedBottleneck, SixteenFlowsShareOneLinkFairly) {
   ls.host_link.rate_bps = ls.fabric_link.rate_bps = 100 * sim::kBpsPerGbps;
   sim::Topology topo = *sim::BuildLeafSpine(fabric, ls);
   tr::EngineConfig cfg;
-  std::vector<std::unique_ptr<SimNode>> nodes;
+  std::vector<std::unique_ptr<sim::EngineNode>> nodes;
   std::vector<std::unique_ptr<Flow>> flows;
   for (uint32_t i = 0; i < kFlows; i++) {
     cfg.seed = 500 + 2 * i;
-    nodes.push_back(std::make_unique<SimNode>(topo.host(0, i), cfg));
+    nodes.push_back(std::make_unique<sim::EngineNode>(topo.host(0, i), cfg));
     cfg.seed = 501 + 2 * i;
-    nodes.push_back(std::make_unique<SimNode>(topo.host(1, i), cfg));
+    nodes.push_back(std::make_unique<sim::EngineNode>(topo.host(1, i), cfg));
     flows.push_back(std::make_unique<Flow>(nodes[2 * i].get(), nodes[2 * i + 1].get()));
   }
   auto run_until = [&](sim::SimTime t) {
@@ -659,17 +659,17 @@ double VictimGbps(uint32_t spines, bool incast, uint64_t seed = 12) {
   cfg.seed = seed * 100;
   tr::EngineConfig rcfg = cfg;
   rcfg.rx_capacity_mbps = kLinkMbps * 98 / 100;
-  SimNode r(topo.host(1, 0), rcfg);
+  sim::EngineNode r(topo.host(1, 0), rcfg);
   cfg.seed = seed * 100 + 1;
-  SimNode v_dst(topo.host(1, 1), cfg);
+  sim::EngineNode v_dst(topo.host(1, 1), cfg);
   cfg.seed = seed * 100 + 2;
-  SimNode v(topo.host(0, kSenders), cfg);
+  sim::EngineNode v(topo.host(0, kSenders), cfg);
   Flow victim(&v, &v_dst);
-  std::vector<std::unique_ptr<SimNode>> tx;
+  std::vector<std::unique_ptr<sim::EngineNode>> tx;
   std::vector<std::unique_ptr<Flow>> flows;
   for (uint32_t i = 0; incast && i < kSenders; i++) {
     cfg.seed = seed * 100 + 10 + i;
-    tx.push_back(std::make_unique<SimNode>(topo.host(0, i), cfg));
+    tx.push_back(std::make_unique<sim::EngineNode>(topo.host(0, i), cfg));
     flows.push_back(std::make_unique<Flow>(tx.back().get(), &r));
   }
   auto run_until = [&](sim::SimTime t) {

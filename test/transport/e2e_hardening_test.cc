@@ -57,7 +57,7 @@ bool HasPattern(const uint8_t* p, size_t len, uint64_t tag) {
 
 class Tap : public sim::Endpoint {
  public:
-  explicit Tap(SimNode& inner) : inner_(inner) { inner_.host()->Attach(this); }
+  explicit Tap(sim::EngineNode& inner) : inner_(inner) { inner_.host()->Attach(this); }
   ~Tap() override {
     if (inner_.host()->endpoint() == this) inner_.host()->Attach(&inner_);
   }
@@ -84,7 +84,7 @@ class Tap : public sim::Endpoint {
   void OnTxReady(sim::SimTime now) override { inner_.OnTxReady(now); }
 
  private:
-  SimNode& inner_;
+  sim::EngineNode& inner_;
 };
 
 uint32_t NsOf(sim::SimTime t) { return static_cast<uint32_t>(t / sim::kPsPerNs); }

@@ -50,12 +50,12 @@ WorkloadResult RunScenario(const Scenario& sc, uint64_t seed, WorkloadConfig wc,
   if (auto st = fabric.SetAllLinkFaults(sc.faults); !st.ok()) {
     return WorkloadResult{false, std::string(st.message())};
   }
-  std::vector<std::unique_ptr<SimNode>> nodes;
-  std::vector<SimNode*> raw;
+  std::vector<std::unique_ptr<sim::EngineNode>> nodes;
+  std::vector<sim::EngineNode*> raw;
   for (size_t i = 0; i < hosts.size(); i++) {
     EngineConfig cfg;
     cfg.seed = seed * 1000 + i;
-    nodes.push_back(std::make_unique<SimNode>(hosts[i], cfg));
+    nodes.push_back(std::make_unique<sim::EngineNode>(hosts[i], cfg));
     raw.push_back(nodes.back().get());
   }
   wc.seed = seed;

@@ -29,13 +29,13 @@ struct LeafSpinePair {
     topo = *sim::BuildLeafSpine(fabric, ls);
     EngineConfig cfg;
     cfg.seed = engine_seed;
-    a = std::make_unique<SimNode>(topo.host(0, 0), cfg);
+    a = std::make_unique<sim::EngineNode>(topo.host(0, 0), cfg);
     cfg.seed = engine_seed + 1;
-    b = std::make_unique<SimNode>(topo.host(1, 0), cfg);
+    b = std::make_unique<sim::EngineNode>(topo.host(1, 0), cfg);
   }
   sim::Fabric fabric;
   sim::Topology topo;
-  std::unique_ptr<SimNode> a, b;
+  std::unique_ptr<sim::EngineNode> a, b;
 };
 
 void Fill(std::vector<uint8_t>& v, size_t off, size_t len, uint8_t seed) {
@@ -225,8 +225,8 @@ TEST(Failure, BlackholedLinkMidTransferLosesNothing) {
   LeafSpinePair f(5, 11);
   sim::Fabric& fabric = f.fabric;
   const sim::Topology* topo = &f.topo;
-  SimNode& a = *f.a;
-  SimNode& b = *f.b;
+  sim::EngineNode& a = *f.a;
+  sim::EngineNode& b = *f.b;
   // Cut leaf0-spine1 for good (no routing reconvergence) shortly after start.
   sim::FaultConfig cut;
   cut.blackhole_at_ps = 50 * sim::kPsPerUs;
@@ -248,8 +248,8 @@ TEST(Failure, DeadReturnDirectionRecovers) {
   LeafSpinePair f(9, 51);
   sim::Fabric& fabric = f.fabric;
   const sim::Topology* topo = &f.topo;
-  SimNode& a = *f.a;
-  SimNode& b = *f.b;
+  sim::EngineNode& a = *f.a;
+  sim::EngineNode& b = *f.b;
   // Only one direction of one link dies: leaf1 -> spine1, which carries
   // B's ACKs for some of A's paths while A's data still gets through.
   sim::FaultConfig cut;
@@ -264,8 +264,8 @@ TEST(Failure, DeadReturnDirectionRecovers) {
   // Give failed paths time to be probed back: the answering side moves its
   // reply port on each probe until one gets through.
   fabric.RunUntil(fabric.Now() + 20 * sim::kPsPerMs);
-  for (SimNode* n : {&a, &b}) {
-    SimNode* other = n == &a ? &b : &a;
+  for (sim::EngineNode* n : {&a, &b}) {
+    sim::EngineNode* other = n == &a ? &b : &a;
     for (const PathInfo& p : n->engine().GetPaths(other->host()->ipv4())) {
       EXPECT_TRUE(p.active) << "path " << p.path_id << " still failed";
     }
@@ -276,8 +276,8 @@ TEST(Failure, GrayLinkIsAvoided) {
   LeafSpinePair f(6, 21);
   sim::Fabric& fabric = f.fabric;
   const sim::Topology* topo = &f.topo;
-  SimNode& a = *f.a;
-  SimNode& b = *f.b;
+  sim::EngineNode& a = *f.a;
+  sim::EngineNode& b = *f.b;
   // One leaf-spine link silently drops half of what crosses it.
   sim::FaultConfig gray;
   gray.loss_probability = 0.5;
@@ -303,9 +303,9 @@ TEST(Failure, UniformLossFailsNoPathForLoss) {
   ASSERT_TRUE(fabric.SetAllLinkFaults(f).ok());
   EngineConfig cfg;
   cfg.seed = 31;
-  SimNode a(topo->hosts[0], cfg);
+  sim::EngineNode a(topo->hosts[0], cfg);
   cfg.seed = 32;
-  SimNode b(topo->hosts[1], cfg);
+  sim::EngineNode b(topo->hosts[1], cfg);
   WorkloadConfig wc;
   wc.seed = 7;
   wc.big_msg_bytes = 1 << 20;
@@ -344,7 +344,7 @@ TEST(Failure, RestartedPeerIsANewConnection) {
   auto topo = sim::BuildBackToBack(fabric, sim::BackToBackConfig{});
   EngineConfig cfg;
   cfg.seed = 41;
-  SimNode a(topo->hosts[0], cfg);
+  sim::EngineNode a(topo->hosts[0], cfg);
   std::vector<uint8_t> mem_a(1 << 16, 7), mem_b(1 << 16, 0);
   Engine& ea = a.engine();
   const uint32_t pd = *ea.AllocPd(), cq = *ea.CreateCq(64);
@@ -352,7 +352,7 @@ TEST(Failure, RestartedPeerIsANewConnection) {
       *ea.RegMr(pd, reinterpret_cast<uint64_t>(mem_a.data()), mem_a.size(), access::kAll);
   auto run_b = [&](uint64_t seed, uint32_t* qpb, MrInfo* mrb) {
     cfg.seed = seed;
-    auto b = std::make_unique<SimNode>(topo->hosts[1], cfg);
+    auto b = std::make_unique<sim::EngineNode>(topo->hosts[1], cfg);
     Engine& eb = b->engine();
     const uint32_t pdb = *eb.AllocPd(), cqb = *eb.CreateCq(64);
     *mrb = *eb.RegMr(pdb, reinterpret_cast<uint64_t>(mem_b.data()), mem_b.size(), access::kAll);
@@ -539,9 +539,9 @@ TEST(Determinism, SameSeedSameTrace) {
     EXPECT_TRUE(fabric.SetAllLinkFaults(f).ok());
     EngineConfig cfg;
     cfg.seed = seed;
-    SimNode a(topo->hosts[0], cfg);
+    sim::EngineNode a(topo->hosts[0], cfg);
     cfg.seed = seed + 1;
-    SimNode b(topo->hosts[1], cfg);
+    sim::EngineNode b(topo->hosts[1], cfg);
     WorkloadConfig wc;
     wc.seed = seed;
     Workload w(&fabric, {&a, &b}, wc);
@@ -575,15 +575,15 @@ TEST(Property, RandomFaultsOverManySeeds) {
     f.reorder_probability = (rng() % 3) / 10.0;
     f.reorder_max_delay_ps = (1 + rng() % 20) * sim::kPsPerUs;
     ASSERT_TRUE(fabric.SetAllLinkFaults(f).ok());
-    std::vector<std::unique_ptr<SimNode>> nodes;
-    std::vector<SimNode*> raw;
+    std::vector<std::unique_ptr<sim::EngineNode>> nodes;
+    std::vector<sim::EngineNode*> raw;
     for (sim::Host* h : topo->hosts) {
       EngineConfig cfg;
       cfg.seed = seed * 100 + raw.size();
       cfg.num_paths = static_cast<uint16_t>(1 + rng() % 16);
       cfg.max_payload = static_cast<uint16_t>(1024 * (1 + rng() % 8));
       cfg.path_window_pkts = 4 + rng() % 100;
-      nodes.push_back(std::make_unique<SimNode>(h, cfg));
+      nodes.push_back(std::make_unique<sim::EngineNode>(h, cfg));
       raw.push_back(nodes.back().get());
     }
     WorkloadConfig wc;

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "sim_node.h"
+#include "mr_sim_engine_node.h"
 
 namespace metaroce::testing {
 
@@ -78,7 +78,7 @@ class Pair {
   uint32_t Cq(int i) { return side_[i].cq; }
   sim::Fabric& fabric() { return fabric_; }
   sim::Topology& topo() { return topo_; }
-  SimNode& node(int i) { return *side_[i].node; }
+  sim::EngineNode& node(int i) { return *side_[i].node; }
   sim::Host* host(int i) { return side_[i].host; }
 
   absl::Status Post(int i, const transport::SendWr& wr) { return PostOn(i, side_[i].qpn, wr); }
@@ -173,7 +173,7 @@ class Pair {
     sim::Host* host = nullptr;      ///< plane 0
     std::vector<sim::Host*> hosts;  ///< a port per plane
     transport::EngineConfig cfg;
-    std::unique_ptr<SimNode> node;
+    std::unique_ptr<sim::EngineNode> node;
     uint32_t pd = 0, cq = 0, qpn = 0;
     std::vector<uint8_t> mem;
     std::deque<std::vector<uint8_t>> retired;  ///< regions of earlier incarnations
@@ -182,7 +182,7 @@ class Pair {
 
   void Start(int i) {
     Side& s = side_[i];
-    s.node = std::make_unique<SimNode>(s.hosts, s.cfg);
+    s.node = std::make_unique<sim::EngineNode>(s.hosts, s.cfg);
     transport::Engine& e = s.node->engine();
     s.pd = *e.AllocPd();
     s.cq = *e.CreateCq(1 << 16);

@@ -62,7 +62,7 @@ class NodeMemory {
 };
 
 struct Node {
-  SimNode* sim = nullptr;
+  sim::EngineNode* sim = nullptr;
   uint32_t pd = 0, cq = 0;
   MrInfo mr;
   NodeMemory mem;
@@ -351,7 +351,8 @@ struct Workload::Impl {
   }
 };
 
-Workload::Workload(sim::Fabric* fabric, std::vector<SimNode*> sims, const WorkloadConfig& cfg)
+Workload::Workload(sim::Fabric* fabric, std::vector<sim::EngineNode*> sims,
+                   const WorkloadConfig& cfg)
     : impl_(std::make_unique<Impl>()) {
   Impl& w = *impl_;
   w.fabric = fabric;

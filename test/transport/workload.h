@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "sim_node.h"
+#include "mr_sim_engine_node.h"
 
 namespace metaroce::testing {
 
@@ -45,7 +45,7 @@ struct WorkloadResult {
 
 class Workload {
  public:
-  Workload(sim::Fabric* fabric, std::vector<SimNode*> nodes, const WorkloadConfig& cfg);
+  Workload(sim::Fabric* fabric, std::vector<sim::EngineNode*> nodes, const WorkloadConfig& cfg);
   ~Workload();
   /** Posts work and runs the fabric until everything completed or @p limit_ps passed. */
   WorkloadResult Run(sim::SimTime limit_ps);

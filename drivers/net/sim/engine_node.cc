@@ -2,23 +2,23 @@
  * Copyright(c) 2026 The metaroce authors
  */
 
-#include "sim_node.h"
+#include "mr_sim_engine_node.h"
 
 #include <cstdio>
 #include <cstdlib>
 
-namespace metaroce::testing {
+namespace metaroce::sim {
 
 namespace {
 constexpr size_t kSlotBytes = 9216;
 }
 
-SimNode::SimNode(sim::Host* host, transport::EngineConfig cfg)
-    : SimNode(std::vector<sim::Host*>{host}, std::move(cfg)) {}
+EngineNode::EngineNode(Host* host, transport::EngineConfig cfg)
+    : EngineNode(std::vector<Host*>{host}, std::move(cfg)) {}
 
-SimNode::SimNode(std::vector<sim::Host*> planes, transport::EngineConfig cfg)
+EngineNode::EngineNode(std::vector<Host*> planes, transport::EngineConfig cfg)
     : planes_(std::move(planes)) {
-  sim::Host* host = planes_[0];
+  Host* host = planes_[0];
   cfg.local_ip = host->ipv4();
   cfg.local_mac = host->mac();
   cfg.extra_planes.clear();
@@ -36,7 +36,7 @@ SimNode::SimNode(std::vector<sim::Host*> planes, transport::EngineConfig cfg)
   }
   auto e = transport::Engine::Create(cfg, &mem_);
   if (!e.ok()) {
-    std::fprintf(stderr, "SimNode: %s\n", std::string(e.status().message()).c_str());
+    std::fprintf(stderr, "EngineNode: %s\n", std::string(e.status().message()).c_str());
     std::abort();
   }
   engine_ = std::move(*e);
@@ -48,27 +48,27 @@ SimNode::SimNode(std::vector<sim::Host*> planes, transport::EngineConfig cfg)
   }
 }
 
-transport::PeerAddr SimNode::Addr() const {
+transport::PeerAddr EngineNode::Addr() const {
   return transport::PeerAddr{planes_[0]->ipv4(), planes_[0]->mac(), wire::kDefaultUdpPort};
 }
 
-void SimNode::OnFrame(sim::SimTime now, std::span<const uint8_t> frame) {
+void EngineNode::OnFrame(SimTime now, std::span<const uint8_t> frame) {
   engine_->OnFrame(static_cast<transport::TimeNs>(now / 1000), frame);
   Pump(now);
 }
 
-void SimNode::OnTimer(sim::SimTime now) { Pump(now); }
+void EngineNode::OnTimer(SimTime now) { Pump(now); }
 
-void SimNode::OnTxReady(sim::SimTime now) { Pump(now); }
+void EngineNode::OnTxReady(SimTime now) { Pump(now); }
 
-void SimNode::Pump(sim::SimTime now) {
+void EngineNode::Pump(SimTime now) {
   const transport::TimeNs now_ns = static_cast<transport::TimeNs>(now / 1000);
-  sim::Host* timer_host = planes_[0];  // plane 0 keeps the engine's deadline
+  Host* timer_host = planes_[0];  // plane 0 keeps the engine's deadline
   // The engine does not know which plane its next packets take: ask for no
   // more than the fullest port has room for.
   auto tx_free = [this] {
     size_t free = kBurst;
-    for (sim::Host* h : planes_) free = std::min(free, h->TxQueueFree());
+    for (Host* h : planes_) free = std::min(free, h->TxQueueFree());
     return free;
   };
   for (;;) {
@@ -96,8 +96,8 @@ void SimNode::Pump(sim::SimTime now) {
       timer_host->SetTimer(now + 1000);
     }
   } else {
-    timer_host->SetTimer(static_cast<sim::SimTime>(d) * 1000);
+    timer_host->SetTimer(static_cast<SimTime>(d) * 1000);
   }
 }
 
-}  // namespace metaroce::testing
+}  // namespace metaroce::sim

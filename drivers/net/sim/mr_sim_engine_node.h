@@ -4,10 +4,10 @@
 
 // Runs one transport engine on one simulated host: frames in, PollTx into
 // the host's NIC queue, the engine's deadline as the host timer. A host of
-// several planes has one simulated NIC port (sim::Host) per plane.
+// several planes has one simulated NIC port (Host) per plane.
 
-#ifndef METAROCE_TEST_TRANSPORT_SIM_NODE_H
-#define METAROCE_TEST_TRANSPORT_SIM_NODE_H
+#ifndef METAROCE_MR_SIM_ENGINE_NODE_H
+#define METAROCE_MR_SIM_ENGINE_NODE_H
 
 #include <array>
 #include <memory>
@@ -16,17 +16,17 @@
 #include "mr_sim.h"
 #include "mr_transport.h"
 
-namespace metaroce::testing {
+namespace metaroce::sim {
 
-class SimNode : public sim::Endpoint {
+class EngineNode : public Endpoint {
  public:
   /** Engine on @p host; @p cfg's addresses are taken from the host. */
-  SimNode(sim::Host* host, transport::EngineConfig cfg);
+  EngineNode(Host* host, transport::EngineConfig cfg);
   /** Engine on one port per plane: @p planes[0] is plane 0 (the engine's local_ip). */
-  SimNode(std::vector<sim::Host*> planes, transport::EngineConfig cfg);
+  EngineNode(std::vector<Host*> planes, transport::EngineConfig cfg);
 
   transport::Engine& engine() { return *engine_; }
-  sim::Host* host() { return planes_[0]; }
+  Host* host() { return planes_[0]; }
   /** The engine's time now (ns). */
   transport::TimeNs NowNs() const {
     return static_cast<transport::TimeNs>(planes_[0]->Now() / 1000);
@@ -37,28 +37,28 @@ class SimNode : public sim::Endpoint {
   void Kick() { Pump(planes_[0]->Now()); }
   uint64_t zero_time_timers() const { return zero_time_timers_; }
 
-  void OnFrame(sim::SimTime now, std::span<const uint8_t> frame) override;
-  void OnTimer(sim::SimTime now) override;
-  void OnTxReady(sim::SimTime now) override;
+  void OnFrame(SimTime now, std::span<const uint8_t> frame) override;
+  void OnTimer(SimTime now) override;
+  void OnTxReady(SimTime now) override;
 
  private:
   /** Plane 1..'s port: hands what arrives to the node (the timer is plane 0's). */
-  class PlanePort : public sim::Endpoint {
+  class PlanePort : public Endpoint {
    public:
-    explicit PlanePort(SimNode* node) : node_(node) {}
-    void OnFrame(sim::SimTime now, std::span<const uint8_t> frame) override {
+    explicit PlanePort(EngineNode* node) : node_(node) {}
+    void OnFrame(SimTime now, std::span<const uint8_t> frame) override {
       node_->OnFrame(now, frame);
     }
-    void OnTimer(sim::SimTime) override {}
-    void OnTxReady(sim::SimTime now) override { node_->OnTxReady(now); }
+    void OnTimer(SimTime) override {}
+    void OnTxReady(SimTime now) override { node_->OnTxReady(now); }
 
    private:
-    SimNode* node_;
+    EngineNode* node_;
   };
 
-  void Pump(sim::SimTime now);
+  void Pump(SimTime now);
 
-  std::vector<sim::Host*> planes_;
+  std::vector<Host*> planes_;
   std::vector<std::unique_ptr<PlanePort>> ports_;
   transport::ProcessMemory mem_;
   std::unique_ptr<transport::Engine> engine_;
@@ -68,6 +68,6 @@ class SimNode : public sim::Endpoint {
   uint64_t zero_time_timers_ = 0;
 };
 
-}  // namespace metaroce::testing
+}  // namespace metaroce::sim
 
-#endif  // METAROCE_TEST_TRANSPORT_SIM_NODE_H
+#endif  // METAROCE_MR_SIM_ENGINE_NODE_H
