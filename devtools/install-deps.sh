@@ -19,6 +19,7 @@ packages=(
   clang libfuzzer-14-dev libclang-rt-14-dev  # libFuzzer targets (-Dfuzz=true)
   tshark                      # Wireshark dissector test
   iproute2                    # network namespaces for integration tests
+  gnuplot-nox                 # mr-sim's plots (doc/mr-sim.md)
   ucx-utils iperf3 linux-perf # peers and profiler for devtools/peer-compare.sh
 )
 

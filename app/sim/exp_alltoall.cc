@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The metaroce authors
+ */
+
+// Experiment 3 (all-to-all): every host writes S / (N - 1) bytes to every
+// other at once; the collective ends when the last flow does. Its bus
+// bandwidth, as NCCL reports it, against line rate (doc/mr-sim.md).
+
+#include <algorithm>
+
+#include "exp_util.h"
+
+namespace metaroce::mrsim {
+
+absl::StatusOr<Result> RunAllToAll(const Params& p, Runner& r) {
+  Result res;
+  Table& t = res.table;
+  t.x_name = "size_mib";
+  t.metrics = {"time_us", "busbw_gbps", "line_pct", "unfinished", "qp_errors"};
+  t.plot_metric = t.Metric("line_pct");
+  t.log_x = true;
+  const std::vector<double> xs = XsOf(p, {4, 64}, {1});
+  auto st = Sweep(
+      p, r, xs, &t,
+      [&](Proto proto, uint64_t seed, double x) -> absl::StatusOr<std::vector<double>> {
+        const double w0 = WallS();
+        auto lab = r.Open({proto, seed, 0});
+        if (!lab.ok()) return lab.status();
+        Lab& l = **lab;
+        const uint32_t n = l.hosts();
+        const auto chunk = static_cast<uint64_t>(x * kMiB) / (n - 1);
+        if (chunk == 0) return absl::InvalidArgumentError("alltoall: S / (hosts - 1) is 0 bytes");
+        for (uint32_t i = 0; i < n; i++) {
+          for (uint32_t k = 1; k < n; k++) {
+            FlowSpec f;
+            f.src = i;
+            f.dst = (i + k) % n;
+            f.bytes = chunk;
+            f.msg_bytes = std::min<uint64_t>(chunk, 256 * 1024);
+            f.depth = 4;
+            if (auto id = l.AddFlow(f); !id.ok()) return id.status();
+          }
+        }
+        const double ideal_us =
+            static_cast<double>(chunk * (n - 1) * 8) / static_cast<double>(l.line_bps()) * 1e6;
+        l.Run(static_cast<sim::SimTime>(ideal_us * 20 * sim::kPsPerUs) + 10 * sim::kPsPerMs);
+        sim::SimTime last = 0;
+        uint32_t unfinished = 0, errors = 0;
+        for (uint32_t i = 0; i < l.flow_count(); i++) {
+          const FlowState& f = l.flow(i);
+          errors += f.failed;
+          unfinished += f.end_ps == 0;
+          last = std::max(last, f.end_ps);
+        }
+        r.Done(l, absl::StrFormat("%s %g MiB seed %u", ProtoName(proto), x, seed), WallS() - w0);
+        if (unfinished > 0) {
+          return std::vector<double>{kNaN, 0, 0, static_cast<double>(unfinished),
+                                     static_cast<double>(errors)};
+        }
+        const double us = static_cast<double>(last) / sim::kPsPerUs;
+        // NCCL: algbw = S / time over the S a rank holds (its own chunk too),
+        // busbw = algbw x (N - 1) / N: the bytes each link carried per second.
+        const double busbw = static_cast<double>(chunk * (n - 1) * 8) / (us * 1e-6) / 1e9;
+        return std::vector<double>{us, busbw, 100 * busbw / static_cast<double>(p.gbps), 0,
+                                   static_cast<double>(errors)};
+      });
+  if (!st.ok()) return st;
+  for (double x : xs) {
+    if (!HasMetaRoce(p)) break;
+    const size_t line = t.Metric("line_pct");
+    const double m = SpreadOf(t, Proto::kMetaRoce, x, line).median;
+    res.verdicts.push_back({absl::StrFormat("metaroce, %g MiB: bus bandwidth of line rate", x),
+                            ">= 90 %", Fmt(m) + " %", m >= 90});
+    for (Proto proto : p.protos) {
+      if (proto == Proto::kMetaRoce) continue;
+      const double o = SpreadOf(t, proto, x, line).median;
+      res.verdicts.push_back({absl::StrFormat("%g MiB: metaroce ahead of %s", x, ProtoName(proto)),
+                              Fmt(o) + " %", Fmt(m) + " %", m > o});
+    }
+  }
+  res.notes =
+      "Each host has one flow (one QP) to every other, 256 KiB WRITEs, 4 outstanding per flow, "
+      "all started at once. `busbw_gbps`: the bytes each host sent over the time the last flow "
+      "finished (NCCL's bus bandwidth for all-to-all).";
+  return res;
+}
+
+}  // namespace metaroce::mrsim

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The metaroce authors
+ */
+
+// What several experiments do alike: the sweep over protocols, seeds and x,
+// the wall clock, one steady flow across the fabric, verdict wording.
+
+#ifndef METAROCE_APP_SIM_EXP_UTIL_H
+#define METAROCE_APP_SIM_EXP_UTIL_H
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+
+#include "absl/strings/str_format.h"
+#include "sim.h"
+
+namespace metaroce::mrsim {
+
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+inline constexpr uint64_t kMiB = 1 << 20;
+
+/** The swept values: --x if given, else the experiment's (quick or full). */
+inline std::vector<double> XsOf(const Params& p, std::vector<double> full,
+                                std::vector<double> quick) {
+  if (!p.xs.empty()) return p.xs;
+  return p.quick ? quick : full;
+}
+
+/** Seconds since an arbitrary start (the runs' wall time). */
+inline double WallS() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+/**
+ * Calls @p run(proto, seed, x) for every protocol, seed and x, in that
+ * nesting (x outermost); @p run returns the row's metrics or an error.
+ */
+template <typename F>
+absl::Status Sweep(const Params& p, Runner& r, const std::vector<double>& xs, Table* t, F&& run) {
+  for (double x : xs) {
+    for (Proto proto : p.protos) {
+      for (uint32_t s = 0; s < r.seeds(); s++) {
+        const uint64_t seed = p.first_seed + s;
+        absl::StatusOr<std::vector<double>> v = run(proto, seed, x);
+        if (!v.ok()) return v.status();
+        if (v->size() != t->metrics.size()) return absl::InternalError("metrics and values differ");
+        t->rows.push_back({proto, seed, x, std::move(*v)});
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+/** The host under the last leaf: a flow from host 0 to it crosses a spine. */
+inline uint32_t FarHost(const Lab& lab) { return lab.hosts() - lab.topo().hosts_per_leaf; }
+
+// A steady flow's WRITEs: small enough that the bytes completed in a
+// measured millisecond are not a handful of messages, enough of them
+// outstanding (1 MiB) to cover a lossy round trip.
+inline constexpr uint64_t kSteadyMsgBytes = 64 * 1024;
+inline constexpr uint32_t kSteadyDepth = 16;
+
+/** One endless flow from host 0 to FarHost(), measured after its first completion and a warm-up. */
+struct SteadyFlow {
+  double first_done_us = 0;  ///< when its first WRITE completed (10 us steps)
+  double gbps = 0;           ///< payload completed in the measured time
+  double link_busy = 0;      ///< the sender's link: wire bytes of first sends / capacity
+  double resent = 0;         ///< resent data packets / data packets
+  uint64_t qp_errors = 0;
+};
+absl::StatusOr<SteadyFlow> RunSteadyFlow(const Params& p, Runner& r, const LabConfig& c,
+                                         sim::SimTime warmup_ps, sim::SimTime measure_ps,
+                                         const std::string& what);
+
+/** Whether metaroce is among the protocols run (its verdicts need it). */
+inline bool HasMetaRoce(const Params& p) {
+  return std::find(p.protos.begin(), p.protos.end(), Proto::kMetaRoce) != p.protos.end();
+}
+
+/** "0.912" style numbers for verdicts. */
+inline std::string Fmt(double v) { return std::isnan(v) ? "n/a" : absl::StrFormat("%.3g", v); }
+
+}  // namespace metaroce::mrsim
+
+#endif  // METAROCE_APP_SIM_EXP_UTIL_H

@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The metaroce authors
+ */
+
+#include <algorithm>
+#include <array>
+
+#include "absl/strings/str_format.h"
+#include "stack.h"
+
+namespace metaroce::mrsim {
+namespace {
+
+// Completions are taken and WRITEs posted every this often: a flow's depth
+// of outstanding WRITEs covers the wait, and completion times are this
+// precise.
+constexpr sim::SimTime kStepPs = sim::kPsPerUs;
+// The largest WRITE any experiment posts (a flow's msg_bytes is at most this).
+constexpr uint64_t kMaxMsgBytes = 1 << 20;
+// metaroce's receivers share their link less 2 %: the frames' preamble and
+// gap, and room for ACKs (as the transport's incast tests).
+constexpr uint64_t kRxCapacityPct = 98;
+constexpr uint32_t kAckFrameBytes = 64;
+constexpr uint32_t kDataFrameBytes = 4096 + 100;
+
+}  // namespace
+
+const char* ProtoName(Proto p) {
+  switch (p) {
+    case Proto::kMetaRoce: return "metaroce";
+    case Proto::kRocePfc: return "rocev2-pfc";
+    case Proto::kRoce: return "rocev2";
+    case Proto::kCount: break;
+  }
+  return "?";
+}
+
+Lab::Lab(const Params& p, const LabConfig& c) : cfg_(c), fabric_(c.seed), step_ps_(kStepPs) {
+  line_bps_ = p.gbps * sim::kBpsPerGbps;
+  delay_ps_ = p.link_delay_ps;
+}
+
+Lab::~Lab() = default;
+
+absl::StatusOr<std::unique_ptr<Lab>> Lab::Create(const Params& p, const LabConfig& c) {
+  std::unique_ptr<Lab> lab(new Lab(p, c));
+  sim::LeafSpineConfig ls;
+  ls.leaves = p.leaves;
+  ls.spines = p.spines;
+  ls.hosts_per_leaf = p.hosts_per_leaf;
+  ls.host_link.rate_bps = ls.fabric_link.rate_bps = lab->line_bps_;
+  ls.host_link.delay_ps = ls.fabric_link.delay_ps = p.link_delay_ps;
+  ls.pfc.enabled = c.proto == Proto::kRocePfc;
+  auto t = sim::BuildLeafSpine(lab->fabric_, ls);
+  if (!t.ok()) return t.status();
+  lab->topo_ = std::move(*t);
+  if (c.loss > 0) {
+    sim::FaultConfig f;
+    f.loss_probability = c.loss;
+    if (auto st = lab->fabric_.SetAllLinkFaults(f); !st.ok()) return st;
+  }
+  if (c.proto == Proto::kMetaRoce) {
+    lab->stack_ =
+        MakeMetaRoceStack(lab->topo_, c.seed, kMaxMsgBytes, p.gbps * 1000 * kRxCapacityPct / 100);
+  } else {
+    lab->stack_ = MakeRoceStack(lab->topo_);
+  }
+  lab->flows_of_.resize(lab->hosts());
+  return lab;
+}
+
+sim::SimTime Lab::BaseRttPs(uint32_t a, uint32_t b) const {
+  const uint32_t links = LeafOf(a) == LeafOf(b) ? 2 : 4;
+  auto wire_ps = [this](uint32_t bytes) {
+    return sim::SerializationPs(bytes + sim::kDefaultWireOverheadBytes, line_bps_);
+  };
+  return links * (2 * delay_ps_ + wire_ps(kDataFrameBytes) + wire_ps(kAckFrameBytes));
+}
+
+uint64_t Lab::BdpBytes(uint32_t a, uint32_t b) const {
+  return static_cast<uint64_t>(static_cast<double>(BaseRttPs(a, b)) / 1e12 *
+                               static_cast<double>(line_bps_) / 8);
+}
+
+sim::PortId Lab::DownlinkOf(uint32_t host) const {
+  return fabric_.link(topo_.host_links[host]).port_b;
+}
+
+absl::StatusOr<uint32_t> Lab::AddFlow(const FlowSpec& f) {
+  if (f.src >= hosts() || f.dst >= hosts() || f.src == f.dst) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("flow %u -> %u: hosts are 0..%u and distinct", f.src, f.dst, hosts() - 1));
+  }
+  if (f.msg_bytes == 0 || f.msg_bytes > kMaxMsgBytes || f.depth == 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "flow %u -> %u: messages of 1..%u bytes, depth >= 1", f.src, f.dst, kMaxMsgBytes));
+  }
+  const auto index = static_cast<uint32_t>(flows_.size());
+  if (auto st = stack_->Connect(index, f.src, f.dst); !st.ok()) return st;
+  FlowState& s = flows_.emplace_back();
+  s.spec = f;
+  flows_of_[f.src].push_back(index);
+  return index;
+}
+
+void Lab::Post(FlowState& f, uint32_t index) {
+  while (!f.failed && f.outstanding < f.spec.depth &&
+         (f.spec.bytes == 0 || f.posted < f.spec.bytes)) {
+    const uint64_t n =
+        f.spec.bytes == 0 ? f.spec.msg_bytes : std::min(f.spec.msg_bytes, f.spec.bytes - f.posted);
+    if (!stack_->PostWrite(index, n).ok()) {
+      f.failed = true;  // its QP is in error
+      break;
+    }
+    f.posted += n;
+    f.outstanding++;
+  }
+}
+
+void Lab::Run(sim::SimTime until_ps, sim::SimTime sample_ps) {
+  std::array<Done, 256> done;
+  if (sample_ps != 0 && next_sample_ps_ == 0) next_sample_ps_ = fabric_.Now() + sample_ps;
+  for (;;) {
+    const sim::SimTime now = std::min(until_ps, fabric_.Now() + step_ps_);
+    fabric_.RunUntil(now);
+    bool all_finished = true, any_sized = false;
+    for (uint32_t h = 0; h < hosts(); h++) {
+      if (flows_of_[h].empty()) continue;
+      size_t n;
+      while ((n = stack_->Poll(h, done)) > 0) {
+        for (size_t i = 0; i < n; i++) {
+          FlowState& f = flows_[done[i].flow];
+          f.outstanding--;
+          if (!done[i].ok) {
+            f.failed = true;
+            continue;
+          }
+          f.done += done[i].bytes;
+          if (f.spec.bytes != 0 && f.done == f.spec.bytes) f.end_ps = now;
+        }
+      }
+      bool posted = false;
+      for (uint32_t i : flows_of_[h]) {
+        FlowState& f = flows_[i];
+        if (f.spec.start_ps > now) {
+          all_finished = false;
+          continue;
+        }
+        const uint64_t before = f.posted;
+        Post(f, i);
+        posted |= f.posted != before;
+        if (f.spec.bytes != 0) {
+          any_sized = true;
+          all_finished &= f.Finished();
+        }
+      }
+      if (posted) stack_->Kick(h);
+    }
+    if (sample_ps != 0) {
+      for (; next_sample_ps_ <= now; next_sample_ps_ += sample_ps) {
+        for (FlowState& f : flows_) f.done_at.push_back(f.done);
+      }
+    }
+    if (now >= until_ps || (any_sized && all_finished)) break;
+  }
+}
+
+Totals Lab::totals() const {
+  Totals t;
+  stack_->Count(&t);
+  for (const FlowState& f : flows_) t.qp_errors += f.failed;
+  for (size_t k = 0; k < static_cast<size_t>(sim::DropCause::kCount); k++) {
+    t.drops += fabric_.total_drops(static_cast<sim::DropCause>(k));
+  }
+  for (sim::PortId p = 0; p < fabric_.num_ports(); p++) {
+    const sim::PortStats& s = fabric_.port_stats(p);
+    t.pfc_pauses += s.pfc_pauses_received;
+    t.ecn_marked += s.ecn_marked;
+  }
+  t.events = fabric_.events_processed();
+  return t;
+}
+
+}  // namespace metaroce::mrsim

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The metaroce authors
+ */
+
+// A protocol's engines on every host of a lab, behind one interface: flows
+// of WRITEs in, completions out. stack_metaroce.cc and stack_rocev2.cc.
+
+#ifndef METAROCE_APP_SIM_STACK_H
+#define METAROCE_APP_SIM_STACK_H
+
+#include <memory>
+#include <span>
+
+#include "absl/status/status.h"
+#include "sim.h"
+
+namespace metaroce::mrsim {
+
+/** A WRITE completed at its sender. */
+struct Done {
+  uint32_t flow = 0;
+  uint64_t bytes = 0;
+  bool ok = true;
+};
+
+class Stack {
+ public:
+  virtual ~Stack() = default;
+  /** Opens flow @p flow's QPs between hosts @p src and @p dst (one QP each side). */
+  virtual absl::Status Connect(uint32_t flow, uint32_t src, uint32_t dst) = 0;
+  /** Posts a WRITE of @p bytes (<= the lab's largest message) on @p flow. */
+  virtual absl::Status PostWrite(uint32_t flow, uint64_t bytes) = 0;
+  /** Completions at host @p host (its flows' WRITEs). */
+  virtual size_t Poll(uint32_t host, std::span<Done> out) = 0;
+  /** Sends what was posted at @p host from outside an event. */
+  virtual void Kick(uint32_t host) = 0;
+  /** Data packets sent and resent, over every host. */
+  virtual void Count(Totals* t) const = 0;
+};
+
+/** metaroce's engine on every host; receivers hint max-min shares of @p rx_capacity_mbps. */
+std::unique_ptr<Stack> MakeMetaRoceStack(const sim::Topology& t, uint64_t seed,
+                                         uint64_t max_msg_bytes, uint64_t rx_capacity_mbps);
+/** The RoCEv2 baseline (go-back-N, DCQCN) on every host. */
+std::unique_ptr<Stack> MakeRoceStack(const sim::Topology& t);
+
+}  // namespace metaroce::mrsim
+
+#endif  // METAROCE_APP_SIM_STACK_H

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The metaroce authors
+ */
+
+// The RoCEv2 baseline (lib/rocev2: go-back-N, DCQCN) on every host of a lab:
+// one QP per flow end, each QP its own UDP source port and so its own ECMP
+// path, as a RoCE NIC does. The baseline carries no payload bytes.
+
+#include "mr_sim_roce_node.h"
+#include "stack.h"
+
+namespace metaroce::mrsim {
+namespace {
+
+// RoCE NICs take a QP's UDP source port from a hash of the QP; distinct
+// ports per flow are the same thing for ECMP.
+constexpr uint32_t kFirstSrcPort = 49152;
+constexpr uint32_t kSrcPorts = 16384;
+
+class RoceStack : public Stack {
+ public:
+  explicit RoceStack(const sim::Topology& t) {
+    for (sim::Host* h : t.hosts)
+      nodes_.push_back(std::make_unique<sim::RoceNode>(h, rocev2::Config{}));
+  }
+
+  absl::Status Connect(uint32_t flow, uint32_t src, uint32_t dst) override {
+    if (flow != ends_.size()) return absl::InternalError("flows are connected in order");
+    sim::RoceNode &s = *nodes_[src], &d = *nodes_[dst];
+    const uint32_t qs = s.engine().CreateQp(), qd = d.engine().CreateQp();
+    const auto port = static_cast<uint16_t>(kFirstSrcPort + (flow * 2) % kSrcPorts);
+    if (auto st = s.engine().ConnectQp(qs, d.host()->ipv4(), d.host()->mac(), qd, port); !st.ok()) {
+      return st;
+    }
+    if (auto st = d.engine().ConnectQp(qd, s.host()->ipv4(), s.host()->mac(), qs,
+                                       static_cast<uint16_t>(port + 1));
+        !st.ok()) {
+      return st;
+    }
+    ends_.push_back({src, qs});
+    return absl::OkStatus();
+  }
+
+  absl::Status PostWrite(uint32_t flow, uint64_t bytes) override {
+    sim::RoceNode& s = *nodes_[ends_[flow].src];
+    return s.engine().PostWrite(s.NowNs(), ends_[flow].qp, flow, bytes);
+  }
+
+  size_t Poll(uint32_t host, std::span<Done> out) override {
+    wc_.resize(out.size());
+    const size_t n = nodes_[host]->engine().PollCq(wc_);
+    for (size_t i = 0; i < n; i++) {
+      out[i] = {static_cast<uint32_t>(wc_[i].wr_id), wc_[i].bytes,
+                wc_[i].status == rocev2::WcStatus::kSuccess};
+    }
+    return n;
+  }
+
+  void Kick(uint32_t host) override { nodes_[host]->Kick(); }
+
+  void Count(Totals* t) const override {
+    for (const auto& n : nodes_) {
+      const rocev2::Stats& s = n->engine().stats();
+      t->data_pkts += s.tx_data_pkts;
+      t->resent_pkts += s.tx_resent_pkts;
+    }
+  }
+
+ private:
+  struct End {
+    uint32_t src, qp;
+  };
+  std::vector<std::unique_ptr<sim::RoceNode>> nodes_;
+  std::vector<End> ends_;
+  std::vector<rocev2::Completion> wc_;
+};
+
+}  // namespace
+
+std::unique_ptr<Stack> MakeRoceStack(const sim::Topology& t) {
+  return std::make_unique<RoceStack>(t);
+}
+
+}  // namespace metaroce::mrsim

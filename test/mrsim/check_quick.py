@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 The metaroce authors
+"""The claims mr-sim --quick must show on its small fabric (2 leaves x 4
+hosts, 4 spines, 100 Gbit/s, seed 1), read from its JSON reports:
+  - every experiment has a row per protocol and point, and a summary;
+  - one flow reaches >= 95 % of the header-adjusted line rate (each protocol);
+  - at 1 % loss metaroce keeps >= 90 % of its lossless goodput and is ahead
+    of RoCEv2 (go-back-N), which keeps less than 70 %;
+  - under incast the baseline with PFC pauses and drops nothing, metaroce
+    and the lossy baseline never pause;
+  - in a permutation metaroce's slowest flow beats RoCEv2's (ECMP collides).
+  check_quick.py DIR"""
+import json
+import sys
+
+PROTOS = ["metaroce", "rocev2-pfc", "rocev2"]
+fails = []
+
+
+def load(name):
+    with open(f"{sys.argv[1]}/{name}.json") as f:
+        return json.load(f)
+
+
+def rows(report, proto, **where):
+    out = [r for r in report["rows"] if r["protocol"] == proto]
+    for k, v in where.items():
+        out = [r for r in out if r[k] == v]
+    return out
+
+
+def one(report, proto, metric, **where):
+    r = rows(report, proto, **where)
+    if len(r) != 1:
+        fails.append(f"{report['experiment']}: {len(r)} rows for {proto} {where}")
+        return float("nan")
+    return r[0][metric]
+
+
+def expect(cond, what):
+    if not cond:
+        fails.append(what)
+
+
+points = {"calibration": 1, "loss": 3, "incast": 1, "permutation": 2, "alltoall": 1}
+reports = {}
+for name, n in points.items():
+    rep = load(name)
+    reports[name] = rep
+    expect(len(rep["rows"]) == n * len(PROTOS), f"{name}: {len(rep['rows'])} rows, want {n * len(PROTOS)}")
+    expect(rep["summary"], f"{name}: no summary")
+    expect(rep["speed"]["events"] > 0 and rep["speed"]["runs"] == n * len(PROTOS), f"{name}: speed {rep['speed']}")
+
+cal = reports["calibration"]
+for p in PROTOS:
+    v = one(cal, p, "header_adjusted_pct")
+    expect(v >= 95, f"calibration: {p} at {v} % of the header-adjusted line rate, want >= 95")
+
+loss = reports["loss"]
+mr = one(loss, "metaroce", "vs_lossless", loss_pct=1)
+gbn = one(loss, "rocev2", "vs_lossless", loss_pct=1)
+expect(mr >= 0.9, f"loss: metaroce keeps {mr} of lossless at 1 %, want >= 0.9")
+expect(gbn < 0.7, f"loss: go-back-N keeps {gbn} of lossless at 1 %, want < 0.7")
+expect(mr > gbn, f"loss: metaroce {mr} not ahead of go-back-N {gbn} at 1 %")
+
+inc = reports["incast"]
+expect(one(inc, "rocev2-pfc", "pfc_pauses") > 0, "incast: the baseline with PFC never paused")
+expect(one(inc, "rocev2-pfc", "drops") == 0, "incast: the baseline with PFC dropped frames")
+for p in ["metaroce", "rocev2"]:
+    expect(one(inc, p, "pfc_pauses") == 0, f"incast: {p} paused without PFC")
+expect(one(inc, "metaroce", "qp_errors") == 0, "incast: a metaroce QP failed")
+
+perm = reports["permutation"]
+for size in [1, 4]:
+    m = one(perm, "metaroce", "fct_max_us", size_mib=size)
+    for p in ["rocev2-pfc", "rocev2"]:
+        o = one(perm, p, "fct_max_us", size_mib=size)
+        expect(m < o, f"permutation {size} MiB: metaroce's slowest flow {m} us, {p}'s {o} us")
+
+for f in fails:
+    print("FAIL:", f)
+sys.exit(1 if fails else 0)
