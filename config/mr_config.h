@@ -252,7 +252,10 @@ inline constexpr uint64_t kMsgProbeMaxNs = 100'000'000;
  */
 inline constexpr uint32_t kClosedStreamsPerConn = 64;
 
-/** Interval between CONN_REQ retransmissions while a connection is being set up. */
+/**
+ * Longest interval between CONN_REQ retransmissions while a connection is
+ * being set up; the first comes after rto_min and the waits double up to it.
+ */
 inline constexpr uint64_t kConnRetryNs = 1'000'000;
 
 /** Chunks a message sends before the next QP (or response) takes its turn. */

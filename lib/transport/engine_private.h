@@ -226,6 +226,7 @@ struct Connection {
   wire::ConnReason close_reason = wire::ConnReason::kNone;
   uint64_t rx_state_bytes = 0;  ///< chunk-arrival bitmaps of the peer's incomplete messages
   TimeNs req_at = 0;            ///< next CONN_REQ (kConnecting)
+  uint8_t req_waits = 0;        ///< CONN_REQs sent unanswered: the next wait doubles
   bool accept_pending = false;
   uint32_t accept_nonce = 0;
   uint16_t peer_paths = 0;

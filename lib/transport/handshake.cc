@@ -233,6 +233,7 @@ void EngineImpl::HandleConn(TimeNs now, const wire::FrameInfo& from, const wire:
       if (c->state == ConnState::kConnecting && b.nonce == c->nonce) {
         c->cookie = b.cookie;
         c->req_at = now;
+        c->req_waits = 0;  // the peer answers: its next silence is a loss
       }
       break;
     case PacketType::kConnAccept:

@@ -113,7 +113,7 @@ struct EngineConfig {
   TimeNs keepalive_ns = config::kKeepaliveNs;            ///< probe a connection silent this long
   TimeNs msg_probe_min_ns = config::kMsgProbeMinNs;      ///< first wait for a stream ACK
   TimeNs msg_probe_max_ns = config::kMsgProbeMaxNs;      ///< longest wait between message probes
-  TimeNs conn_retry_ns = config::kConnRetryNs;
+  TimeNs conn_retry_ns = config::kConnRetryNs;  ///< longest CONN_REQ wait (the first: rto_min)
   /** Messages per stream this receiver tracks; announced in the handshake, the peer keeps to it. */
   uint32_t stream_window_msgs = config::kStreamWindowMsgs;
   uint32_t max_connections = config::kMaxConnections;

@@ -372,7 +372,12 @@ void EngineImpl::TxHandshake(Connection* c, TxTurn& t) {
   if (c->state == ConnState::kConnecting) {
     if (c->req_at <= t.now && !t.full()) {
       EmitOpening(c, PacketType::kConnReq, c->nonce, t);
-      c->req_at = t.now + cfg.conn_retry_ns;
+      // Lost like any packet: again after rto_min, then doubling to
+      // conn_retry_ns, so that a lossy fabric does not hold a new connection
+      // for conn_retry_ns while an absent peer costs a few packets.
+      const TimeNs wait = cfg.rto_min_ns << std::min<uint8_t>(c->req_waits, 30);
+      c->req_at = t.now + std::min(wait, cfg.conn_retry_ns);
+      if (wait < cfg.conn_retry_ns) c->req_waits++;
     }
     t.over = true;  // nothing else goes before the peer accepts
     return;
