@@ -43,7 +43,9 @@ absl::StatusOr<Result> RunAllToAll(const Params& p, Runner& r) {
         }
         const double ideal_us =
             static_cast<double>(chunk * (n - 1) * 8) / static_cast<double>(l.line_bps()) * 1e6;
-        l.Run(static_cast<sim::SimTime>(ideal_us * 20 * sim::kPsPerUs) + 10 * sim::kPsPerMs);
+        auto t0 = l.Establish();
+        if (!t0.ok()) return t0.status();
+        l.Run(*t0 + static_cast<sim::SimTime>(ideal_us * 20 * sim::kPsPerUs) + 10 * sim::kPsPerMs);
         sim::SimTime last = 0;
         uint32_t unfinished = 0, errors = 0;
         for (uint32_t i = 0; i < l.flow_count(); i++) {
@@ -57,7 +59,7 @@ absl::StatusOr<Result> RunAllToAll(const Params& p, Runner& r) {
           return std::vector<double>{kNaN, 0, 0, static_cast<double>(unfinished),
                                      static_cast<double>(errors)};
         }
-        const double us = static_cast<double>(last) / sim::kPsPerUs;
+        const double us = static_cast<double>(last - *t0) / sim::kPsPerUs;
         // NCCL: algbw = S / time over the S a rank holds (its own chunk too),
         // busbw = algbw x (N - 1) / N: the bytes each link carried per second.
         const double busbw = static_cast<double>(chunk * (n - 1) * 8) / (us * 1e-6) / 1e9;

@@ -70,13 +70,15 @@ absl::StatusOr<Result> RunIncast(const Params& p, Runner& r) {
         }
         const double ideal_ps =
             static_cast<double>(n * bytes * 8) / static_cast<double>(l.line_bps()) * sim::kPsPerSec;
-        l.Run(static_cast<sim::SimTime>(ideal_ps * 20) + 10 * sim::kPsPerMs, window_ps);
-        sim::SimTime last = 0, first = sim::kSimTimeNever;
+        auto t0 = l.Establish();
+        if (!t0.ok()) return t0.status();
+        l.Run(*t0 + static_cast<sim::SimTime>(ideal_ps * 20) + 10 * sim::kPsPerMs, window_ps);
+        sim::SimTime last = 0, first = sim::kSimTimeNever;  // since *t0
         uint32_t errors = 0;
         for (uint32_t i = 0; i < n; i++) {
           const FlowState& f = l.flow(i);
           errors += f.failed;
-          const sim::SimTime end = f.end_ps == 0 ? l.fabric().Now() : f.end_ps;
+          const sim::SimTime end = (f.end_ps == 0 ? l.fabric().Now() : f.end_ps) - *t0;
           last = std::max(last, end);
           first = std::min(first, end);
         }

@@ -53,7 +53,9 @@ absl::StatusOr<Result> RunPermutation(const Params& p, Runner& r) {
         }
         const double ideal_us =
             static_cast<double>(bytes * 8) / static_cast<double>(l.line_bps()) * 1e6;
-        l.Run(static_cast<sim::SimTime>(ideal_us * 20 * sim::kPsPerUs) + 10 * sim::kPsPerMs);
+        auto t0 = l.Establish();
+        if (!t0.ok()) return t0.status();
+        l.Run(*t0 + static_cast<sim::SimTime>(ideal_us * 20 * sim::kPsPerUs) + 10 * sim::kPsPerMs);
         std::vector<double> fct, pct;
         uint32_t unfinished = 0, errors = 0;
         for (uint32_t i = 0; i < l.hosts(); i++) {
@@ -63,7 +65,7 @@ absl::StatusOr<Result> RunPermutation(const Params& p, Runner& r) {
             unfinished++;
             continue;
           }
-          fct.push_back(static_cast<double>(f.end_ps) / sim::kPsPerUs);
+          fct.push_back(static_cast<double>(f.end_ps - *t0) / sim::kPsPerUs);
           pct.push_back(100 * ideal_us / fct.back());
         }
         r.Done(l, absl::StrFormat("%s %g MiB seed %u", ProtoName(proto), x, seed), WallS() - w0);

@@ -103,6 +103,21 @@ absl::StatusOr<uint32_t> Lab::AddFlow(const FlowSpec& f) {
   return index;
 }
 
+absl::StatusOr<sim::SimTime> Lab::Establish() {
+  // Handshakes take a round trip or two; this is for a fabric that drops them.
+  constexpr sim::SimTime kLimitPs = 100 * sim::kPsPerMs;
+  for (uint32_t h = 0; h < hosts(); h++) stack_->Kick(h);  // the connects were outside an event
+  while (!stack_->Connected()) {
+    if (fabric_.Now() >= kLimitPs) {
+      return absl::DeadlineExceededError("connections not up after 100 ms of simulated time");
+    }
+    fabric_.RunUntil(fabric_.Now() + step_ps_);
+  }
+  const sim::SimTime now = fabric_.Now();
+  for (FlowState& f : flows_) f.spec.start_ps += now;
+  return now;
+}
+
 void Lab::Post(FlowState& f, uint32_t index) {
   while (!f.failed && f.outstanding < f.spec.depth &&
          (f.spec.bytes == 0 || f.posted < f.spec.bytes)) {

@@ -60,7 +60,7 @@ struct FlowSpec {
   uint64_t bytes = 0;         ///< 0: endless (runs until the lab stops)
   uint64_t msg_bytes = 1 << 20;
   uint32_t depth = 8;
-  sim::SimTime start_ps = 0;
+  sim::SimTime start_ps = 0;  ///< after Lab::Establish() (its time is added)
 };
 
 struct FlowState {
@@ -114,6 +114,13 @@ class Lab {
   absl::StatusOr<uint32_t> AddFlow(const FlowSpec& f);
   FlowState& flow(uint32_t i) { return flows_[i]; }
   size_t flow_count() const { return flows_.size(); }
+  /**
+   * Runs until the flows' QPs can send (metaroce's handshakes done: RoCE
+   * connects its QPs out of band, so neither protocol's connection set-up is
+   * timed), then makes the flows' start times relative to that moment and
+   * returns it. Call after adding the flows, before Run.
+   */
+  absl::StatusOr<sim::SimTime> Establish();
   /**
    * Runs until every flow with a size has finished, or @p until_ps. With
    * @p sample_ps, every flow records its bytes done each sample_ps.

@@ -34,6 +34,8 @@ class Stack {
   virtual size_t Poll(uint32_t host, std::span<Done> out) = 0;
   /** Sends what was posted at @p host from outside an event. */
   virtual void Kick(uint32_t host) = 0;
+  /** True when every flow's QPs can send: metaroce's connections are up (RoCE's QPs always). */
+  virtual bool Connected() const = 0;
   /** Data packets sent and resent, over every host. */
   virtual void Count(Totals* t) const = 0;
 };

@@ -96,6 +96,15 @@ class MetaRoceStack : public Stack {
 
   void Kick(uint32_t host) override { hosts_[host].node->Kick(); }
 
+  bool Connected() const override {
+    for (const HostCtx& c : hosts_) {
+      for (const tr::ConnInfo& i : c.node->engine().GetConnections()) {
+        if (i.state != tr::ConnInfo::State::kUp) return false;
+      }
+    }
+    return true;
+  }
+
   void Count(Totals* t) const override {
     for (const HostCtx& c : hosts_) {
       const tr::EngineStats& s = c.node->engine().stats();

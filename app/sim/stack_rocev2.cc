@@ -58,6 +58,8 @@ class RoceStack : public Stack {
 
   void Kick(uint32_t host) override { nodes_[host]->Kick(); }
 
+  bool Connected() const override { return true; }  // connected out of band, as by rdma_cm
+
   void Count(Totals* t) const override {
     for (const auto& n : nodes_) {
       const rocev2::Stats& s = n->engine().stats();
