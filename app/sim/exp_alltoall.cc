@@ -42,7 +42,7 @@ absl::StatusOr<Result> RunAllToAll(const Params& p, Runner& r) {
           }
         }
         const double ideal_us =
-            static_cast<double>(chunk * (n - 1) * 8) / static_cast<double>(l.line_bps()) * 1e6;
+            static_cast<double>(chunk * (n - 1) * 8) / static_cast<double>(l.host_bps()) * 1e6;
         auto t0 = l.Establish();
         if (!t0.ok()) return t0.status();
         l.Run(*t0 + static_cast<sim::SimTime>(ideal_us * 20 * sim::kPsPerUs) + 10 * sim::kPsPerMs);
@@ -63,8 +63,8 @@ absl::StatusOr<Result> RunAllToAll(const Params& p, Runner& r) {
         // NCCL: algbw = S / time over the S a rank holds (its own chunk too),
         // busbw = algbw x (N - 1) / N: the bytes each link carried per second.
         const double busbw = static_cast<double>(chunk * (n - 1) * 8) / (us * 1e-6) / 1e9;
-        return std::vector<double>{us, busbw, 100 * busbw / static_cast<double>(p.gbps), 0,
-                                   static_cast<double>(errors)};
+        return std::vector<double>{us, busbw, 100 * busbw * 1e9 / static_cast<double>(l.host_bps()),
+                                   0, static_cast<double>(errors)};
       });
   if (!st.ok()) return st;
   for (double x : xs) {

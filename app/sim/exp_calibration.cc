@@ -9,9 +9,8 @@
 
 namespace metaroce::mrsim {
 
-absl::StatusOr<SteadyFlow> RunSteadyFlow(const Params& p, Runner& r, const LabConfig& c,
-                                         sim::SimTime warmup_ps, sim::SimTime measure_ps,
-                                         const std::string& what) {
+absl::StatusOr<SteadyFlow> RunSteadyFlow(Runner& r, const LabConfig& c, sim::SimTime warmup_ps,
+                                         sim::SimTime measure_ps, const std::string& what) {
   const double t0 = WallS();
   auto lab = r.Open(c);
   if (!lab.ok()) return lab.status();
@@ -33,8 +32,18 @@ absl::StatusOr<SteadyFlow> RunSteadyFlow(const Params& p, Runner& r, const LabCo
   s.first_done_us = static_cast<double>(l.fabric().Now()) / sim::kPsPerUs;
   const sim::SimTime start = l.fabric().Now() + warmup_ps;
   l.Run(start);
-  const sim::PortStats& port = l.fabric().port_stats(l.topo().hosts[f.src]->port());
-  const uint64_t done0 = l.flow(*id).done, bytes0 = port.tx_bytes, frames0 = port.tx_frames;
+  // What the sender's NIC ports put on their links (every plane): frames and
+  // their preamble and gap.
+  auto wire_bytes = [&] {
+    uint64_t n = 0;
+    for (uint32_t plane = 0; plane < l.planes(); plane++) {
+      const sim::PortStats& port =
+          l.fabric().port_stats(l.topo().hosts[plane * l.hosts() + f.src]->port());
+      n += port.tx_bytes + port.tx_frames * sim::kDefaultWireOverheadBytes;
+    }
+    return n;
+  };
+  const uint64_t done0 = l.flow(*id).done, wire0 = wire_bytes();
   const Totals t0s = l.totals();
   l.Run(start + measure_ps);
   const Totals t1s = l.totals();
@@ -42,13 +51,11 @@ absl::StatusOr<SteadyFlow> RunSteadyFlow(const Params& p, Runner& r, const LabCo
   s.gbps = static_cast<double>(l.flow(*id).done - done0) * 8 / secs / 1e9;
   const uint64_t data = t1s.data_pkts - t0s.data_pkts, resent = t1s.resent_pkts - t0s.resent_pkts;
   s.resent = data == 0 ? 0 : static_cast<double>(resent) / static_cast<double>(data);
-  const double wire =
-      static_cast<double>(port.tx_bytes - bytes0) +
-      static_cast<double>(port.tx_frames - frames0) * sim::kDefaultWireOverheadBytes;
-  s.link_busy = wire * (1 - s.resent) * 8 / secs / static_cast<double>(l.line_bps());
+  const auto wire = static_cast<double>(wire_bytes() - wire0);
+  s.link_busy = wire * (1 - s.resent) * 8 / secs / static_cast<double>(l.host_bps());
   s.qp_errors = t1s.qp_errors;
   r.Done(l, what, WallS() - t0);
-  (void)p;
+  s.host_gbps = static_cast<double>(l.host_bps()) / 1e9;
   return s;
 }
 
@@ -61,10 +68,10 @@ absl::StatusOr<Result> RunCalibration(const Params& p, Runner& r) {
   const sim::SimTime measure = (p.quick ? 1 : 2) * sim::kPsPerMs;
   auto st = Sweep(p, r, {static_cast<double>(p.gbps)}, &t,
                   [&](Proto proto, uint64_t seed, double) -> absl::StatusOr<std::vector<double>> {
-                    auto s = RunSteadyFlow(p, r, {proto, seed, 0}, warm, measure,
+                    auto s = RunSteadyFlow(r, {proto, seed, 0}, warm, measure,
                                            absl::StrFormat("%s seed %u", ProtoName(proto), seed));
                     if (!s.ok()) return s.status();
-                    return std::vector<double>{s->gbps, 100 * s->gbps / static_cast<double>(p.gbps),
+                    return std::vector<double>{s->gbps, 100 * s->gbps / s->host_gbps,
                                                100 * s->link_busy, 100 * s->resent};
                   });
   if (!st.ok()) return st;

@@ -59,7 +59,7 @@ absl::StatusOr<Result> RunIncast(const Params& p, Runner& r) {
         // Senders from the last host back: the far leaves first, then host 0's own.
         const sim::SimTime rtt = l.BaseRttPs(0, l.hosts() - 1);
         window_ps = std::max<sim::SimTime>(
-            kWindowRtts * rtt, sim::SerializationPs(kWindowPkts * kPktBytes * n, l.line_bps()));
+            kWindowRtts * rtt, sim::SerializationPs(kWindowPkts * kPktBytes * n, l.host_bps()));
         for (uint32_t i = 0; i < n; i++) {
           FlowSpec f;
           f.src = l.hosts() - 1 - i;
@@ -69,7 +69,7 @@ absl::StatusOr<Result> RunIncast(const Params& p, Runner& r) {
           if (auto id = l.AddFlow(f); !id.ok()) return id.status();
         }
         const double ideal_ps =
-            static_cast<double>(n * bytes * 8) / static_cast<double>(l.line_bps()) * sim::kPsPerSec;
+            static_cast<double>(n * bytes * 8) / static_cast<double>(l.host_bps()) * sim::kPsPerSec;
         auto t0 = l.Establish();
         if (!t0.ok()) return t0.status();
         l.Run(*t0 + static_cast<sim::SimTime>(ideal_ps * 20) + 10 * sim::kPsPerMs, window_ps);

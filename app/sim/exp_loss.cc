@@ -32,7 +32,7 @@ absl::StatusOr<Result> RunLossSweep(const Params& p, Runner& r) {
       p, r, xs, &t,
       [&](Proto proto, uint64_t seed, double x) -> absl::StatusOr<std::vector<double>> {
         const double per_link = 1 - std::pow(1 - x / 100, 1 / hops);
-        auto s = RunSteadyFlow(p, r, {proto, seed, per_link}, warm, measure,
+        auto s = RunSteadyFlow(r, {proto, seed, per_link}, warm, measure,
                                absl::StrFormat("%s loss %g %% seed %u", ProtoName(proto), x, seed));
         if (!s.ok()) return s.status();
         // A loss costs the window: the sender runs at line rate, so

@@ -14,6 +14,18 @@
 
 namespace metaroce::mrsim {
 
+std::vector<uint32_t> Derangement(uint32_t n, uint64_t seed) {
+  std::vector<uint32_t> to(n);
+  std::mt19937_64 rng(seed);
+  for (;;) {
+    for (uint32_t i = 0; i < n; i++) to[i] = i;
+    std::shuffle(to.begin(), to.end(), rng);
+    bool fixed = false;
+    for (uint32_t i = 0; i < n; i++) fixed |= to[i] == i;
+    if (!fixed) return to;
+  }
+}
+
 absl::StatusOr<Result> RunPermutation(const Params& p, Runner& r) {
   Result res;
   Table& t = res.table;
@@ -32,17 +44,7 @@ absl::StatusOr<Result> RunPermutation(const Params& p, Runner& r) {
         Lab& l = **lab;
         const auto bytes = static_cast<uint64_t>(x * kMiB);
         if (bytes == 0) return absl::InvalidArgumentError("permutation: sizes are > 0 MiB");
-        std::vector<uint32_t> to(l.hosts());
-        std::mt19937_64 rng(seed);
-        do {
-          for (uint32_t i = 0; i < l.hosts(); i++) to[i] = i;
-          std::shuffle(to.begin(), to.end(), rng);
-        } while ([&] {
-          for (uint32_t i = 0; i < l.hosts(); i++) {
-            if (to[i] == i) return true;
-          }
-          return false;
-        }());
+        const std::vector<uint32_t> to = Derangement(l.hosts(), seed);
         for (uint32_t i = 0; i < l.hosts(); i++) {
           FlowSpec f;
           f.src = i;
@@ -52,7 +54,7 @@ absl::StatusOr<Result> RunPermutation(const Params& p, Runner& r) {
           if (auto id = l.AddFlow(f); !id.ok()) return id.status();
         }
         const double ideal_us =
-            static_cast<double>(bytes * 8) / static_cast<double>(l.line_bps()) * 1e6;
+            static_cast<double>(bytes * 8) / static_cast<double>(l.host_bps()) * 1e6;
         auto t0 = l.Establish();
         if (!t0.ok()) return t0.status();
         l.Run(*t0 + static_cast<sim::SimTime>(ideal_us * 20 * sim::kPsPerUs) + 10 * sim::kPsPerMs);

@@ -66,18 +66,45 @@ inline constexpr uint32_t kSteadyDepth = 16;
 struct SteadyFlow {
   double first_done_us = 0;  ///< when its first WRITE completed (10 us steps)
   double gbps = 0;           ///< payload completed in the measured time
+  double host_gbps = 0;      ///< the line rate times the planes
   double link_busy = 0;      ///< the sender's link: wire bytes of first sends / capacity
   double resent = 0;         ///< resent data packets / data packets
   uint64_t qp_errors = 0;
 };
-absl::StatusOr<SteadyFlow> RunSteadyFlow(const Params& p, Runner& r, const LabConfig& c,
-                                         sim::SimTime warmup_ps, sim::SimTime measure_ps,
-                                         const std::string& what);
+absl::StatusOr<SteadyFlow> RunSteadyFlow(Runner& r, const LabConfig& c, sim::SimTime warmup_ps,
+                                         sim::SimTime measure_ps, const std::string& what);
 
 /** Whether metaroce is among the protocols run (its verdicts need it). */
 inline bool HasMetaRoce(const Params& p) {
   return std::find(p.protos.begin(), p.protos.end(), Proto::kMetaRoce) != p.protos.end();
 }
+
+/**
+ * The flows' completed bytes per sample of Lab::Run(..., @p bin_ps), summed
+ * over the flows, as Gbit/s per bin.
+ */
+inline std::vector<double> BinGbps(Lab& l, sim::SimTime bin_ps) {
+  std::vector<double> out;
+  for (uint32_t i = 0; i < l.flow_count(); i++) {
+    const std::vector<uint64_t>& d = l.flow(i).done_at;
+    out.resize(std::max(out.size(), d.size()));
+    for (size_t b = 0; b < d.size(); b++) {
+      out[b] += static_cast<double>(d[b] - (b == 0 ? 0 : d[b - 1])) * 8 /
+                (static_cast<double>(bin_ps) / sim::kPsPerSec) / 1e9;
+    }
+  }
+  return out;
+}
+
+/** Mean of @p v over [from, to). */
+inline double MeanOf(const std::vector<double>& v, size_t from, size_t to) {
+  double sum = 0;
+  for (size_t i = from; i < to && i < v.size(); i++) sum += v[i];
+  return to > from ? sum / static_cast<double>(to - from) : 0;
+}
+
+/** A random derangement of 0..n-1 (no host sends to itself), from @p seed. */
+std::vector<uint32_t> Derangement(uint32_t n, uint64_t seed);
 
 /** "0.912" style numbers for verdicts. */
 inline std::string Fmt(double v) { return std::isnan(v) ? "n/a" : absl::StrFormat("%.3g", v); }

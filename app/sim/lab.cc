@@ -51,6 +51,7 @@ absl::StatusOr<std::unique_ptr<Lab>> Lab::Create(const Params& p, const LabConfi
   ls.host_link.rate_bps = ls.fabric_link.rate_bps = lab->line_bps_;
   ls.host_link.delay_ps = ls.fabric_link.delay_ps = p.link_delay_ps;
   ls.pfc.enabled = c.proto == Proto::kRocePfc;
+  ls.planes = c.planes != 0 ? c.planes : p.planes;
   auto t = sim::BuildLeafSpine(lab->fabric_, ls);
   if (!t.ok()) return t.status();
   lab->topo_ = std::move(*t);
@@ -60,8 +61,8 @@ absl::StatusOr<std::unique_ptr<Lab>> Lab::Create(const Params& p, const LabConfi
     if (auto st = lab->fabric_.SetAllLinkFaults(f); !st.ok()) return st;
   }
   if (c.proto == Proto::kMetaRoce) {
-    lab->stack_ =
-        MakeMetaRoceStack(lab->topo_, c.seed, kMaxMsgBytes, p.gbps * 1000 * kRxCapacityPct / 100);
+    lab->stack_ = MakeMetaRoceStack(lab->topo_, c.seed, kMaxMsgBytes,
+                                    p.gbps * 1000 * kRxCapacityPct / 100 * lab->topo_.planes);
   } else {
     lab->stack_ = MakeRoceStack(lab->topo_);
   }
@@ -82,8 +83,14 @@ uint64_t Lab::BdpBytes(uint32_t a, uint32_t b) const {
                                static_cast<double>(line_bps_) / 8);
 }
 
-sim::PortId Lab::DownlinkOf(uint32_t host) const {
-  return fabric_.link(topo_.host_links[host]).port_b;
+sim::PortId Lab::DownlinkOf(uint32_t host, uint32_t plane) const {
+  return fabric_.link(topo_.host_links[plane * hosts() + host]).port_b;
+}
+
+uint64_t Lab::DoneBytes() const {
+  uint64_t n = 0;
+  for (const FlowState& f : flows_) n += f.done;
+  return n;
 }
 
 absl::StatusOr<uint32_t> Lab::AddFlow(const FlowSpec& f) {
@@ -96,7 +103,7 @@ absl::StatusOr<uint32_t> Lab::AddFlow(const FlowSpec& f) {
         "flow %u -> %u: messages of 1..%u bytes, depth >= 1", f.src, f.dst, kMaxMsgBytes));
   }
   const auto index = static_cast<uint32_t>(flows_.size());
-  if (auto st = stack_->Connect(index, f.src, f.dst); !st.ok()) return st;
+  if (auto st = stack_->Connect(index, f.src, f.dst, f.plane); !st.ok()) return st;
   FlowState& s = flows_.emplace_back();
   s.spec = f;
   flows_of_[f.src].push_back(index);

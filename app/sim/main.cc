@@ -24,6 +24,10 @@ const Experiment kExperiments[] = {
     {"permutation", "every host sends to another, each receiving once: flow completion times",
      RunPermutation},
     {"alltoall", "every host sends to every other at once: bus bandwidth", RunAllToAll},
+    {"planes", "P planes, every host to every other: throughput against P x one plane",
+     RunPlaneScaling},
+    {"failure", "a plane goes dark under load: throughput after, recovery time, QP errors",
+     RunFailure},
 };
 }  // namespace
 

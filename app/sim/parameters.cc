@@ -56,6 +56,7 @@ void PrintUsage(FILE* to) {
       "      --leaves N        leaves, 1..%u (default 8)\n"
       "      --spines N        spines, 1..64 (default 8)\n"
       "      --hosts-per-leaf N  1..%u (default 8)\n"
+      "      --planes N        parallel fabrics, a NIC port on each per host, 1..%u (default 1)\n"
       "      --link-delay-ns N propagation delay of every link, 1..100000000 (default 500)\n"
       "  -x, --x LIST          the swept values, comma-separated, instead of the experiment's\n"
       "  -o, --out DIR         output directory (default mr-sim-out; created)\n"
@@ -64,11 +65,11 @@ void PrintUsage(FILE* to) {
       "      --quick           the CI run: 2 leaves x 4 hosts, 4 spines, 100 Gbit/s, one seed,\n"
       "                        fewer and smaller points (under a minute)\n"
       "  -h, --help            this text\n",
-      sim::kMaxLeaves, sim::kMaxHostsPerLeaf);
+      sim::kMaxLeaves, sim::kMaxHostsPerLeaf, sim::kMaxSimPlanes);
 }
 
 absl::StatusOr<Params> ParseParams(int argc, char** argv, bool* help) {
-  enum { kFirstSeed = 256, kLeaves, kSpines, kHostsPerLeaf, kDelay, kNoPlots, kQuick };
+  enum { kFirstSeed = 256, kLeaves, kSpines, kHostsPerLeaf, kPlanes, kDelay, kNoPlots, kQuick };
   static const option kOptions[] = {
       {"protocols", required_argument, nullptr, 'p'},
       {"seeds", required_argument, nullptr, 's'},
@@ -77,6 +78,7 @@ absl::StatusOr<Params> ParseParams(int argc, char** argv, bool* help) {
       {"leaves", required_argument, nullptr, kLeaves},
       {"spines", required_argument, nullptr, kSpines},
       {"hosts-per-leaf", required_argument, nullptr, kHostsPerLeaf},
+      {"planes", required_argument, nullptr, kPlanes},
       {"link-delay-ns", required_argument, nullptr, kDelay},
       {"x", required_argument, nullptr, 'x'},
       {"out", required_argument, nullptr, 'o'},
@@ -134,6 +136,7 @@ absl::StatusOr<Params> ParseParams(int argc, char** argv, bool* help) {
         st = ParseUint("hosts-per-leaf", optarg, 1, sim::kMaxHostsPerLeaf, &p.hosts_per_leaf);
         topology_set = true;
         break;
+      case kPlanes: st = ParseUint("planes", optarg, 1, sim::kMaxSimPlanes, &p.planes); break;
       case kDelay: {
         uint64_t ns;
         st = ParseUint("link-delay-ns", optarg, 1, 100'000'000, &ns);

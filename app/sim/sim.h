@@ -38,6 +38,7 @@ struct Params {
   uint64_t first_seed = 1;
   uint64_t gbps = 400;  ///< every link
   uint32_t leaves = 8, spines = 8, hosts_per_leaf = 8;
+  uint32_t planes = 1;  ///< parallel fabrics, a NIC port on each per host
   sim::SimTime link_delay_ps = sim::kDefaultLinkDelayPs;
   bool quick = false;  ///< the CI run: a small fabric, one seed, few points
   std::string out_dir = "mr-sim-out";
@@ -61,6 +62,13 @@ struct FlowSpec {
   uint64_t msg_bytes = 1 << 20;
   uint32_t depth = 8;
   sim::SimTime start_ps = 0;  ///< after Lab::Establish() (its time is added)
+  /**
+   * RoCE: the plane of its QP; kAnyPlane: (src + dst) mod P, so that every
+   * host's QPs, sent and received, are spread over the planes. metaroce
+   * spreads every connection's paths over all planes and ignores it.
+   */
+  uint32_t plane = kAnyPlane;
+  static constexpr uint32_t kAnyPlane = UINT32_MAX;
 };
 
 struct FlowState {
@@ -90,7 +98,8 @@ class Stack;  // a protocol's engines (stack.h)
 struct LabConfig {
   Proto proto = Proto::kMetaRoce;
   uint64_t seed = 1;
-  double loss = 0;  ///< Bernoulli loss on every link, both directions
+  double loss = 0;      ///< Bernoulli loss on every link, both directions
+  uint32_t planes = 0;  ///< 0: Params::planes
 };
 
 class Lab {
@@ -98,17 +107,23 @@ class Lab {
   static absl::StatusOr<std::unique_ptr<Lab>> Create(const Params& p, const LabConfig& c);
   ~Lab();
 
-  uint32_t hosts() const { return static_cast<uint32_t>(topo_.hosts.size()); }
+  /** Hosts, each with a NIC port on every plane. */
+  uint32_t hosts() const { return static_cast<uint32_t>(topo_.hosts.size()) / topo_.planes; }
+  uint32_t planes() const { return topo_.planes; }
   uint32_t LeafOf(uint32_t host) const { return host / topo_.hosts_per_leaf; }
   uint64_t line_bps() const { return line_bps_; }
+  /** What a host's NIC ports carry together: the line rate on every plane. */
+  uint64_t host_bps() const { return line_bps_ * planes(); }
   /** Unloaded round trip of a full data packet and its ACK between the two hosts. */
   sim::SimTime BaseRttPs(uint32_t a, uint32_t b) const;
   /** Bytes in flight that fill that path at line rate. */
   uint64_t BdpBytes(uint32_t a, uint32_t b) const;
   sim::Fabric& fabric() { return fabric_; }
   const sim::Topology& topo() const { return topo_; }
-  /** The switch port that sends to @p host (its leaf's downlink). */
-  sim::PortId DownlinkOf(uint32_t host) const;
+  /** The switch port that sends to @p host on @p plane (its leaf's downlink). */
+  sim::PortId DownlinkOf(uint32_t host, uint32_t plane = 0) const;
+  /** Bytes all flows have completed. */
+  uint64_t DoneBytes() const;
 
   /** Adds a flow (before or between Run calls); returns its index. */
   absl::StatusOr<uint32_t> AddFlow(const FlowSpec& f);
@@ -221,6 +236,8 @@ absl::StatusOr<Result> RunLossSweep(const Params& p, Runner& r);
 absl::StatusOr<Result> RunIncast(const Params& p, Runner& r);
 absl::StatusOr<Result> RunPermutation(const Params& p, Runner& r);
 absl::StatusOr<Result> RunAllToAll(const Params& p, Runner& r);
+absl::StatusOr<Result> RunFailure(const Params& p, Runner& r);
+absl::StatusOr<Result> RunPlaneScaling(const Params& p, Runner& r);
 
 /** Writes <out>/<name>.csv, .json, .gp (+ .png) and appends to summary.md. */
 absl::Status WriteReport(const Params& p, const Experiment& e, const Result& r, const Speed& s);

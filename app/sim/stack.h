@@ -26,8 +26,9 @@ struct Done {
 class Stack {
  public:
   virtual ~Stack() = default;
-  /** Opens flow @p flow's QPs between hosts @p src and @p dst (one QP each side). */
-  virtual absl::Status Connect(uint32_t flow, uint32_t src, uint32_t dst) = 0;
+  /** Opens flow @p flow's QPs between hosts @p src and @p dst (one QP each side; FlowSpec::plane).
+   */
+  virtual absl::Status Connect(uint32_t flow, uint32_t src, uint32_t dst, uint32_t plane) = 0;
   /** Posts a WRITE of @p bytes (<= the lab's largest message) on @p flow. */
   virtual absl::Status PostWrite(uint32_t flow, uint64_t bytes) = 0;
   /** Completions at host @p host (its flows' WRITEs). */

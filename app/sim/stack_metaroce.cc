@@ -48,7 +48,7 @@ class MetaRoceStack : public Stack {
     }
   }
 
-  absl::Status Connect(uint32_t flow, uint32_t src, uint32_t dst) override {
+  absl::Status Connect(uint32_t flow, uint32_t src, uint32_t dst, uint32_t) override {
     if (flow != ends_.size()) return absl::InternalError("flows are connected in order");
     auto qp = [](HostCtx& c, uint32_t depth) {
       tr::QpAttr at;

@@ -4,7 +4,10 @@
 
 // The RoCEv2 baseline (lib/rocev2: go-back-N, DCQCN) on every host of a lab:
 // one QP per flow end, each QP its own UDP source port and so its own ECMP
-// path, as a RoCE NIC does. The baseline carries no payload bytes.
+// path, as a RoCE NIC does. The baseline carries no payload bytes. With P
+// planes a host has a RoCE NIC on each, and a flow's QPs are on the plane it
+// names or on plane (src + dst) mod P (as multi-rail collectives spread QPs
+// over NICs): a QP cannot change plane.
 
 #include "mr_sim_roce_node.h"
 #include "stack.h"
@@ -19,14 +22,18 @@ constexpr uint32_t kSrcPorts = 16384;
 
 class RoceStack : public Stack {
  public:
-  explicit RoceStack(const sim::Topology& t) {
-    for (sim::Host* h : t.hosts)
+  explicit RoceStack(const sim::Topology& t)
+      : planes_(t.planes), per_plane_(static_cast<uint32_t>(t.hosts.size()) / t.planes) {
+    for (sim::Host* h : t.hosts) {
       nodes_.push_back(std::make_unique<sim::RoceNode>(h, rocev2::Config{}));
+    }
   }
 
-  absl::Status Connect(uint32_t flow, uint32_t src, uint32_t dst) override {
+  absl::Status Connect(uint32_t flow, uint32_t src, uint32_t dst, uint32_t plane) override {
     if (flow != ends_.size()) return absl::InternalError("flows are connected in order");
-    sim::RoceNode &s = *nodes_[src], &d = *nodes_[dst];
+    if (plane == FlowSpec::kAnyPlane) plane = (src + dst) % planes_;
+    if (plane >= planes_) return absl::InvalidArgumentError("no such plane");
+    sim::RoceNode &s = Node(src, plane), &d = Node(dst, plane);
     const uint32_t qs = s.engine().CreateQp(), qd = d.engine().CreateQp();
     const auto port = static_cast<uint16_t>(kFirstSrcPort + (flow * 2) % kSrcPorts);
     if (auto st = s.engine().ConnectQp(qs, d.host()->ipv4(), d.host()->mac(), qd, port); !st.ok()) {
@@ -37,26 +44,31 @@ class RoceStack : public Stack {
         !st.ok()) {
       return st;
     }
-    ends_.push_back({src, qs});
+    ends_.push_back({src, plane, qs});
     return absl::OkStatus();
   }
 
   absl::Status PostWrite(uint32_t flow, uint64_t bytes) override {
-    sim::RoceNode& s = *nodes_[ends_[flow].src];
+    sim::RoceNode& s = Node(ends_[flow].src, ends_[flow].plane);
     return s.engine().PostWrite(s.NowNs(), ends_[flow].qp, flow, bytes);
   }
 
   size_t Poll(uint32_t host, std::span<Done> out) override {
     wc_.resize(out.size());
-    const size_t n = nodes_[host]->engine().PollCq(wc_);
-    for (size_t i = 0; i < n; i++) {
-      out[i] = {static_cast<uint32_t>(wc_[i].wr_id), wc_[i].bytes,
-                wc_[i].status == rocev2::WcStatus::kSuccess};
+    size_t n = 0;
+    for (uint32_t p = 0; p < planes_ && n < out.size(); p++) {
+      const size_t got = Node(host, p).engine().PollCq({wc_.data(), out.size() - n});
+      for (size_t i = 0; i < got; i++, n++) {
+        out[n] = {static_cast<uint32_t>(wc_[i].wr_id), wc_[i].bytes,
+                  wc_[i].status == rocev2::WcStatus::kSuccess};
+      }
     }
     return n;
   }
 
-  void Kick(uint32_t host) override { nodes_[host]->Kick(); }
+  void Kick(uint32_t host) override {
+    for (uint32_t p = 0; p < planes_; p++) Node(host, p).Kick();
+  }
 
   bool Connected() const override { return true; }  // connected out of band, as by rdma_cm
 
@@ -69,9 +81,12 @@ class RoceStack : public Stack {
   }
 
  private:
+  sim::RoceNode& Node(uint32_t host, uint32_t plane) { return *nodes_[plane * per_plane_ + host]; }
+
   struct End {
-    uint32_t src, qp;
+    uint32_t src, plane, qp;
   };
+  const uint32_t planes_, per_plane_;
   std::vector<std::unique_ptr<sim::RoceNode>> nodes_;
   std::vector<End> ends_;
   std::vector<rocev2::Completion> wc_;

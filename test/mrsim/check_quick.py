@@ -9,7 +9,10 @@ hosts, 4 spines, 100 Gbit/s, seed 1), read from its JSON reports:
     of RoCEv2 (go-back-N), which keeps less than 70 %;
   - under incast the baseline with PFC pauses and drops nothing, metaroce
     and the lossy baseline never pause;
-  - in a permutation metaroce's slowest flow beats RoCEv2's (ECMP collides).
+  - in a permutation metaroce's slowest flow beats RoCEv2's (ECMP collides);
+  - two planes carry >= 0.9 x twice one plane's throughput (metaroce);
+  - a plane gone dark fails no metaroce QP, and metaroce gets back at least
+    0.45 of its throughput; RoCEv2's QPs on that plane fail.
   check_quick.py DIR"""
 import json
 import sys
@@ -43,7 +46,8 @@ def expect(cond, what):
         fails.append(what)
 
 
-points = {"calibration": 1, "loss": 3, "incast": 1, "permutation": 2, "alltoall": 1}
+points = {"calibration": 1, "loss": 3, "incast": 1, "permutation": 2, "alltoall": 1, "planes": 2,
+          "failure": 1}
 reports = {}
 for name, n in points.items():
     rep = load(name)
@@ -77,6 +81,16 @@ for size in [1, 4]:
     for p in ["rocev2-pfc", "rocev2"]:
         o = one(perm, p, "fct_max_us", size_mib=size)
         expect(m < o, f"permutation {size} MiB: metaroce's slowest flow {m} us, {p}'s {o} us")
+
+v = one(reports["planes"], "metaroce", "vs_one_plane", planes=2)
+expect(v >= 0.9, f"planes: metaroce on two planes at {v} of twice one plane, want >= 0.9")
+
+fail = reports["failure"]
+expect(one(fail, "metaroce", "qp_errors") == 0, "failure: a metaroce QP failed when a plane went dark")
+v = one(fail, "metaroce", "after_ratio")
+expect(v >= 0.45, f"failure: metaroce kept {v} of its throughput after a plane went dark, want >= 0.45")
+for p in ["rocev2-pfc", "rocev2"]:
+    expect(one(fail, p, "qp_errors") > 0, f"failure: no {p} QP failed on the dark plane")
 
 for f in fails:
     print("FAIL:", f)

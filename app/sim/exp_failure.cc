@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The metaroce authors
+ */
+
+// Experiment 6 (a plane goes dark): P planes, every host sending to another
+// (a derangement) on P QPs, one per plane for RoCE as multi-rail NICs do;
+// every link of the last plane is blackholed, with no reconvergence. Whether
+// the hosts get back (P - 1) / P of their throughput, how soon, and at what
+// cost in failed QPs (doc/mr-sim.md).
+
+#include <algorithm>
+
+#include "exp_util.h"
+
+namespace metaroce::mrsim {
+namespace {
+
+constexpr sim::SimTime kWarmPs = 100 * sim::kPsPerUs;
+constexpr sim::SimTime kBeforePs = 200 * sim::kPsPerUs;  // measured before the dark
+constexpr sim::SimTime kAfterPs = 3 * sim::kPsPerMs;     // run after it
+constexpr sim::SimTime kTailPs = sim::kPsPerMs;          // the end of that, measured
+// Within this share of (P - 1) / P of the rate before, averaged over this
+// many bins, counts as back: a bin's rate moves by several percent with the
+// 64 KiB messages that happen to complete in it.
+constexpr double kBackWithin = 0.90;
+constexpr uint32_t kBinRtts = 2;
+constexpr size_t kBackBins = 4;
+
+}  // namespace
+
+absl::StatusOr<Result> RunFailure(const Params& p, Runner& r) {
+  Result res;
+  Table& t = res.table;
+  t.x_name = "planes";
+  t.metrics = {"before_gbps", "after_gbps", "after_ratio", "back_after_rtts", "qp_errors"};
+  t.plot_metric = t.Metric("after_ratio");
+  std::vector<double> xs;
+  for (double v : XsOf(p, {2, 4}, {2})) {
+    if (v >= 2 && v <= sim::kMaxSimPlanes) xs.push_back(v);
+  }
+  if (xs.empty()) return absl::InvalidArgumentError("failure needs 2..8 planes (--x)");
+  auto st =
+      Sweep(p, r, xs, &t,
+            [&](Proto proto, uint64_t seed, double x) -> absl::StatusOr<std::vector<double>> {
+              const double w0 = WallS();
+              const auto planes = static_cast<uint32_t>(x);
+              LabConfig c{proto, seed, 0};
+              c.planes = planes;
+              auto lab = r.Open(c);
+              if (!lab.ok()) return lab.status();
+              Lab& l = **lab;
+              const std::vector<uint32_t> to = Derangement(l.hosts(), seed);
+              for (uint32_t i = 0; i < l.hosts(); i++) {
+                for (uint32_t k = 0; k < planes; k++) {
+                  FlowSpec f;
+                  f.plane = k;
+                  f.src = i;
+                  f.dst = to[i];
+                  f.msg_bytes = kSteadyMsgBytes;
+                  if (auto id = l.AddFlow(f); !id.ok()) return id.status();
+                }
+              }
+              auto t0 = l.Establish();
+              if (!t0.ok()) return t0.status();
+              const sim::SimTime rtt = l.BaseRttPs(0, l.hosts() - 1), bin = kBinRtts * rtt;
+              const sim::SimTime dark = *t0 + kWarmPs + kBeforePs;
+              sim::FaultConfig f;
+              f.blackhole_at_ps = dark;
+              for (sim::LinkId link : l.topo().PlaneLinks(planes - 1)) {
+                if (auto s = l.fabric().SetLinkFaults(link, f); !s.ok()) return s;
+              }
+              l.Run(dark + kAfterPs, bin);
+              const std::vector<double> g = BinGbps(l, bin);
+              const size_t warm = kWarmPs / bin, dark_bin = (dark - *t0) / bin;
+              const size_t tail = (dark + kAfterPs - kTailPs - *t0) / bin;
+              const double before = MeanOf(g, warm, dark_bin), after = MeanOf(g, tail, g.size());
+              const double floor = kBackWithin * before * (planes - 1) / planes;
+              // The first window of kBackBins bins after the dark from which every
+              // window is above the floor.
+              const size_t none = g.size() - kBackBins + 1;
+              size_t back = none;
+              while (back > dark_bin && MeanOf(g, back - 1, back - 1 + kBackBins) >= floor) back--;
+              const double back_rtts = back == none ? kNaN
+                                                    : static_cast<double>((back - dark_bin) * bin) /
+                                                          static_cast<double>(rtt);
+              r.Done(l, absl::StrFormat("%s %u planes seed %u", ProtoName(proto), planes, seed),
+                     WallS() - w0);
+              const double n = l.hosts();
+              return std::vector<double>{before / n, after / n, before > 0 ? after / before : 0,
+                                         back_rtts, static_cast<double>(l.totals().qp_errors)};
+            });
+  if (!st.ok()) return st;
+  for (double x : xs) {
+    if (!HasMetaRoce(p)) break;
+    const double ratio = SpreadOf(t, Proto::kMetaRoce, x, t.Metric("after_ratio")).median;
+    const double rtts = SpreadOf(t, Proto::kMetaRoce, x, t.Metric("back_after_rtts")).median;
+    const double errors = SpreadOf(t, Proto::kMetaRoce, x, t.Metric("qp_errors")).max;
+    res.verdicts.push_back({absl::StrFormat("metaroce, %g planes, one dark: throughput after", x),
+                            absl::StrFormat(">= %.2f of before", (x - 1) / x), Fmt(ratio),
+                            ratio >= (x - 1) / x * kBackWithin});
+    res.verdicts.push_back({absl::StrFormat("metaroce, %g planes: back within", x), "10 base RTTs",
+                            Fmt(rtts) + " RTTs", rtts <= 10});
+    res.verdicts.push_back(
+        {absl::StrFormat("metaroce, %g planes: QP errors", x), "0", Fmt(errors), errors == 0});
+  }
+  res.notes = absl::StrFormat(
+      "Every host writes endlessly to another (64 KiB WRITEs, 8 outstanding) on P QPs; RoCE puts "
+      "QP k on plane k. After %u us of warm-up and %u us measured (`before_gbps`, per host), "
+      "every link of the last plane drops everything and routing never reconverges. `after_gbps`: "
+      "the last %u ms of the %u ms that follow. `back_after_rtts`: from the dark to the first bin "
+      "from which every %u bins (of %u base RTTs) had at least %.0f %% of (P - 1) / P of the rate "
+      "before; empty if the last did not. `qp_errors`: QPs failed (retries exhausted).",
+      kWarmPs / sim::kPsPerUs, kBeforePs / sim::kPsPerUs, kTailPs / sim::kPsPerMs,
+      kAfterPs / sim::kPsPerMs, kBackBins, kBinRtts, 100 * kBackWithin);
+  return res;
+}
+
+}  // namespace metaroce::mrsim
