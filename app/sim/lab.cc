@@ -67,6 +67,7 @@ absl::StatusOr<std::unique_ptr<Lab>> Lab::Create(const Params& p, const LabConfi
     lab->stack_ = MakeRoceStack(lab->topo_);
   }
   lab->flows_of_.resize(lab->hosts());
+  lab->outstanding_of_.resize(lab->hosts());
   return lab;
 }
 
@@ -102,6 +103,11 @@ absl::StatusOr<uint32_t> Lab::AddFlow(const FlowSpec& f) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "flow %u -> %u: messages of 1..%u bytes, depth >= 1", f.src, f.dst, kMaxMsgBytes));
   }
+  if (outstanding_of_[f.src] + f.depth > kMaxHostOutstanding) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "host %u: more than %u WRITEs outstanding over its flows", f.src, kMaxHostOutstanding));
+  }
+  outstanding_of_[f.src] += f.depth;
   const auto index = static_cast<uint32_t>(flows_.size());
   if (auto st = stack_->Connect(index, f.src, f.dst, f.plane); !st.ok()) return st;
   FlowState& s = flows_.emplace_back();

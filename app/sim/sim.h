@@ -155,6 +155,7 @@ class Lab {
   std::unique_ptr<Stack> stack_;
   std::vector<FlowState> flows_;
   std::vector<std::vector<uint32_t>> flows_of_;  ///< by source host
+  std::vector<uint32_t> outstanding_of_;         ///< the depths of its flows, by source host
   sim::SimTime step_ps_;
   sim::SimTime next_sample_ps_ = 0;
 };

@@ -16,6 +16,12 @@
 
 namespace metaroce::mrsim {
 
+/**
+ * WRITEs a host may have outstanding over all its flows (the sum of their
+ * depths): its completion queue's size.
+ */
+inline constexpr uint32_t kMaxHostOutstanding = 4096;
+
 /** A WRITE completed at its sender. */
 struct Done {
   uint32_t flow = 0;
