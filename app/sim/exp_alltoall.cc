@@ -21,12 +21,8 @@ absl::StatusOr<Result> RunAllToAll(const Params& p, Runner& r) {
   t.log_x = true;
   const std::vector<double> xs = XsOf(p, {4, 64}, {1});
   auto st = Sweep(
-      p, r, xs, &t,
-      [&](Proto proto, uint64_t seed, double x) -> absl::StatusOr<std::vector<double>> {
-        const double w0 = WallS();
-        auto lab = r.Open({proto, seed, 0});
-        if (!lab.ok()) return lab.status();
-        Lab& l = **lab;
+      p, r, xs, &t, PlainLab,
+      [&](Lab& l, Proto, uint64_t, double x) -> absl::StatusOr<std::vector<double>> {
         const uint32_t n = l.hosts();
         const auto chunk = static_cast<uint64_t>(x * kMiB) / (n - 1);
         if (chunk == 0) return absl::InvalidArgumentError("alltoall: S / (hosts - 1) is 0 bytes");
@@ -54,7 +50,6 @@ absl::StatusOr<Result> RunAllToAll(const Params& p, Runner& r) {
           unfinished += f.end_ps == 0;
           last = std::max(last, f.end_ps);
         }
-        r.Done(l, absl::StrFormat("%s %g MiB seed %u", ProtoName(proto), x, seed), WallS() - w0);
         if (unfinished > 0) {
           return std::vector<double>{kNaN, 0, 0, static_cast<double>(unfinished),
                                      static_cast<double>(errors)};

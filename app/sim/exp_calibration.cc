@@ -9,12 +9,7 @@
 
 namespace metaroce::mrsim {
 
-absl::StatusOr<SteadyFlow> RunSteadyFlow(Runner& r, const LabConfig& c, sim::SimTime warmup_ps,
-                                         sim::SimTime measure_ps, const std::string& what) {
-  const double t0 = WallS();
-  auto lab = r.Open(c);
-  if (!lab.ok()) return lab.status();
-  Lab& l = **lab;
+absl::StatusOr<SteadyFlow> RunSteadyFlow(Lab& l, sim::SimTime warmup_ps, sim::SimTime measure_ps) {
   FlowSpec f;
   f.src = 0;
   f.dst = FarHost(l);
@@ -54,7 +49,6 @@ absl::StatusOr<SteadyFlow> RunSteadyFlow(Runner& r, const LabConfig& c, sim::Sim
   const auto wire = static_cast<double>(wire_bytes() - wire0);
   s.link_busy = wire * (1 - s.resent) * 8 / secs / static_cast<double>(l.host_bps());
   s.qp_errors = t1s.qp_errors;
-  r.Done(l, what, WallS() - t0);
   s.host_gbps = static_cast<double>(l.host_bps()) / 1e9;
   return s;
 }
@@ -66,10 +60,9 @@ absl::StatusOr<Result> RunCalibration(const Params& p, Runner& r) {
   t.metrics = {"goodput_gbps", "line_pct", "header_adjusted_pct", "resent_pct"};
   const sim::SimTime warm = 100 * sim::kPsPerUs;
   const sim::SimTime measure = (p.quick ? 1 : 2) * sim::kPsPerMs;
-  auto st = Sweep(p, r, {static_cast<double>(p.gbps)}, &t,
-                  [&](Proto proto, uint64_t seed, double) -> absl::StatusOr<std::vector<double>> {
-                    auto s = RunSteadyFlow(r, {proto, seed, 0}, warm, measure,
-                                           absl::StrFormat("%s seed %u", ProtoName(proto), seed));
+  auto st = Sweep(p, r, {static_cast<double>(p.gbps)}, &t, PlainLab,
+                  [&](Lab& l, Proto, uint64_t, double) -> absl::StatusOr<std::vector<double>> {
+                    auto s = RunSteadyFlow(l, warm, measure);
                     if (!s.ok()) return s.status();
                     return std::vector<double>{s->gbps, 100 * s->gbps / s->host_gbps,
                                                100 * s->link_busy, 100 * s->resent};

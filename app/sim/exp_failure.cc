@@ -40,15 +40,9 @@ absl::StatusOr<Result> RunFailure(const Params& p, Runner& r) {
   }
   if (xs.empty()) return absl::InvalidArgumentError("failure needs 2..8 planes (--x)");
   auto st =
-      Sweep(p, r, xs, &t,
-            [&](Proto proto, uint64_t seed, double x) -> absl::StatusOr<std::vector<double>> {
-              const double w0 = WallS();
-              const auto planes = static_cast<uint32_t>(x);
-              LabConfig c{proto, seed, 0};
-              c.planes = planes;
-              auto lab = r.Open(c);
-              if (!lab.ok()) return lab.status();
-              Lab& l = **lab;
+      Sweep(p, r, xs, &t, PlanesLab,
+            [&](Lab& l, Proto, uint64_t seed, double) -> absl::StatusOr<std::vector<double>> {
+              const uint32_t planes = l.planes();
               const std::vector<uint32_t> to = Derangement(l.hosts(), seed);
               for (uint32_t i = 0; i < l.hosts(); i++) {
                 for (uint32_t k = 0; k < planes; k++) {
@@ -83,8 +77,6 @@ absl::StatusOr<Result> RunFailure(const Params& p, Runner& r) {
               const double back_rtts = back == none ? kNaN
                                                     : static_cast<double>((back - dark_bin) * bin) /
                                                           static_cast<double>(rtt);
-              r.Done(l, absl::StrFormat("%s %u planes seed %u", ProtoName(proto), planes, seed),
-                     WallS() - w0);
               const double n = l.hosts();
               return std::vector<double>{before / n, after / n, before > 0 ? after / before : 0,
                                          back_rtts, static_cast<double>(l.totals().qp_errors)};

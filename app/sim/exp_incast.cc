@@ -22,16 +22,6 @@ constexpr uint32_t kWindowPkts = 16;
 constexpr uint64_t kPktBytes = 4096;
 constexpr double kEvenWithin = 0.10;
 
-/** Jain's index of @p v. */
-double Jain(const std::vector<double>& v) {
-  double sum = 0, sq = 0;
-  for (double x : v) {
-    sum += x;
-    sq += x * x;
-  }
-  return sq == 0 ? 0 : sum * sum / (static_cast<double>(v.size()) * sq);
-}
-
 }  // namespace
 
 absl::StatusOr<Result> RunIncast(const Params& p, Runner& r) {
@@ -49,13 +39,9 @@ absl::StatusOr<Result> RunIncast(const Params& p, Runner& r) {
   if (xs.empty()) return absl::InvalidArgumentError("incast needs 1..hosts-1 senders");
   sim::SimTime window_ps = 0;
   auto st = Sweep(
-      p, r, xs, &t,
-      [&](Proto proto, uint64_t seed, double x) -> absl::StatusOr<std::vector<double>> {
-        const double w0 = WallS();
+      p, r, xs, &t, PlainLab,
+      [&](Lab& l, Proto, uint64_t, double x) -> absl::StatusOr<std::vector<double>> {
         const auto n = static_cast<uint32_t>(x);
-        auto lab = r.Open({proto, seed, 0});
-        if (!lab.ok()) return lab.status();
-        Lab& l = **lab;
         // Senders from the last host back: the far leaves first, then host 0's own.
         const sim::SimTime rtt = l.BaseRttPs(0, l.hosts() - 1);
         window_ps = std::max<sim::SimTime>(
@@ -105,8 +91,6 @@ absl::StatusOr<Result> RunIncast(const Params& p, Runner& r) {
         const sim::PortStats& down = l.fabric().port_stats(l.DownlinkOf(0));
         const Totals tot = l.totals();
         const double bdp = static_cast<double>(l.BdpBytes(0, l.hosts() - 1));
-        r.Done(l, absl::StrFormat("%s %u senders seed %u", ProtoName(proto), n, seed),
-               WallS() - w0);
         return std::vector<double>{static_cast<double>(last) / sim::kPsPerUs,
                                    100 * ideal_ps / static_cast<double>(last),
                                    static_cast<double>(down.max_queue_bytes) / 1000,
@@ -114,24 +98,22 @@ absl::StatusOr<Result> RunIncast(const Params& p, Runner& r) {
                                    static_cast<double>(tot.drops),
                                    static_cast<double>(tot.pfc_pauses),
                                    even_after,
-                                   windows == 0 ? kNaN : Jain(total),
+                                   windows == 0 ? kNaN : sim::JainIndex(total),
                                    static_cast<double>(errors)};
       });
   if (!st.ok()) return st;
   for (double x : xs) {
     if (!HasMetaRoce(p)) break;
-    {
-      const Proto proto = Proto::kMetaRoce;
-      const double q = SpreadOf(t, proto, x, t.Metric("queue_bdps")).median;
-      const double v = SpreadOf(t, proto, x, t.Metric("vs_ideal_pct")).median;
-      const double d = SpreadOf(t, proto, x, t.Metric("drops")).median;
-      res.verdicts.push_back({absl::StrFormat("metaroce, %g senders: the queue", x), "< 1 BDP",
-                              Fmt(q) + " BDP", q < 1});
-      res.verdicts.push_back({absl::StrFormat("metaroce, %g senders: completion", x),
-                              "within 5 % of N S / C", Fmt(v) + " %", v >= 95});
-      res.verdicts.push_back(
-          {absl::StrFormat("metaroce, %g senders: no drops", x), "0", Fmt(d), d == 0});
-    }
+    auto median = [&](const char* metric) {
+      return SpreadOf(t, Proto::kMetaRoce, x, t.Metric(metric)).median;
+    };
+    const double q = median("queue_bdps"), v = median("vs_ideal_pct"), d = median("drops");
+    res.verdicts.push_back({absl::StrFormat("metaroce, %g senders: the queue", x), "< 1 BDP",
+                            Fmt(q) + " BDP", q < 1});
+    res.verdicts.push_back({absl::StrFormat("metaroce, %g senders: completion", x),
+                            "within 5 % of N S / C", Fmt(v) + " %", v >= 95});
+    res.verdicts.push_back(
+        {absl::StrFormat("metaroce, %g senders: no drops", x), "0", Fmt(d), d == 0});
   }
   res.notes = absl::StrFormat(
       "Each sender writes %u bytes (64 KiB WRITEs, 8 outstanding) to host 0 from the last host "

@@ -28,22 +28,23 @@ absl::StatusOr<Result> RunLossSweep(const Params& p, Runner& r) {
   // Links a data packet crosses: host-leaf, leaf-spine, spine-leaf, leaf-host.
   const double hops = p.leaves > 1 ? 4 : 2;
   const double window = rocev2::Config{}.window_pkts;
-  auto st = Sweep(
-      p, r, xs, &t,
-      [&](Proto proto, uint64_t seed, double x) -> absl::StatusOr<std::vector<double>> {
-        const double per_link = 1 - std::pow(1 - x / 100, 1 / hops);
-        auto s = RunSteadyFlow(r, {proto, seed, per_link}, warm, measure,
-                               absl::StrFormat("%s loss %g %% seed %u", ProtoName(proto), x, seed));
-        if (!s.ok()) return s.status();
-        // A loss costs the window: the sender runs at line rate, so
-        // what the path's BDP does not hold waits in the NIC and
-        // switch queues, in flight all the same.
-        const double q = x / 100;
-        const double model = proto == Proto::kMetaRoce ? kNaN : (1 - q) / (1 + q * window);
-        return std::vector<double>{
-            s->gbps,         kNaN, model, 100 * s->resent, static_cast<double>(s->qp_errors),
-            s->first_done_us};
-      });
+  auto lossy = [&](Proto proto, uint64_t seed, double x) {
+    return LabConfig{proto, seed, 1 - std::pow(1 - x / 100, 1 / hops)};  // per link
+  };
+  auto st =
+      Sweep(p, r, xs, &t, lossy,
+            [&](Lab& l, Proto proto, uint64_t, double x) -> absl::StatusOr<std::vector<double>> {
+              auto s = RunSteadyFlow(l, warm, measure);
+              if (!s.ok()) return s.status();
+              // A loss costs the window: the sender runs at line rate, so
+              // what the path's BDP does not hold waits in the NIC and
+              // switch queues, in flight all the same.
+              const double q = x / 100;
+              const double model = proto == Proto::kMetaRoce ? kNaN : (1 - q) / (1 + q * window);
+              return std::vector<double>{
+                  s->gbps,         kNaN, model, 100 * s->resent, static_cast<double>(s->qp_errors),
+                  s->first_done_us};
+            });
   if (!st.ok()) return st;
   // Each run against the lossless run of its protocol and seed.
   const size_t g = t.Metric("goodput_gbps"), vs = t.Metric("vs_lossless");

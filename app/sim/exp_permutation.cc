@@ -36,12 +36,8 @@ absl::StatusOr<Result> RunPermutation(const Params& p, Runner& r) {
   t.log_x = true;
   const std::vector<double> xs = XsOf(p, {1, 16, 64}, {1, 4});
   auto st = Sweep(
-      p, r, xs, &t,
-      [&](Proto proto, uint64_t seed, double x) -> absl::StatusOr<std::vector<double>> {
-        const double w0 = WallS();
-        auto lab = r.Open({proto, seed, 0});
-        if (!lab.ok()) return lab.status();
-        Lab& l = **lab;
+      p, r, xs, &t, PlainLab,
+      [&](Lab& l, Proto, uint64_t seed, double x) -> absl::StatusOr<std::vector<double>> {
         const auto bytes = static_cast<uint64_t>(x * kMiB);
         if (bytes == 0) return absl::InvalidArgumentError("permutation: sizes are > 0 MiB");
         const std::vector<uint32_t> to = Derangement(l.hosts(), seed);
@@ -70,7 +66,6 @@ absl::StatusOr<Result> RunPermutation(const Params& p, Runner& r) {
           fct.push_back(static_cast<double>(f.end_ps - *t0) / sim::kPsPerUs);
           pct.push_back(100 * ideal_us / fct.back());
         }
-        r.Done(l, absl::StrFormat("%s %g MiB seed %u", ProtoName(proto), x, seed), WallS() - w0);
         double mean = 0;
         for (double v : pct) mean += v;
         const bool all = unfinished == 0;

@@ -37,21 +37,15 @@ absl::StatusOr<Result> RunPlaneScaling(const Params& p, Runner& r) {
   }
   if (xs.front() != 1) xs.insert(xs.begin(), 1);  // the reference
   auto st = Sweep(
-      p, r, xs, &t,
-      [&](Proto proto, uint64_t seed, double x) -> absl::StatusOr<std::vector<double>> {
-        const double w0 = WallS();
-        LabConfig c{proto, seed, 0};
-        c.planes = static_cast<uint32_t>(x);
-        auto lab = r.Open(c);
-        if (!lab.ok()) return lab.status();
-        Lab& l = **lab;
+      p, r, xs, &t, PlanesLab,
+      [&](Lab& l, Proto, uint64_t, double) -> absl::StatusOr<std::vector<double>> {
         for (uint32_t i = 0; i < l.hosts(); i++) {
           for (uint32_t k = 1; k < l.hosts(); k++) {
             FlowSpec f;
             f.src = i;
             f.dst = (i + k) % l.hosts();
             f.msg_bytes = kMsgBytes;
-            f.depth = kDepthPerPlane * c.planes;
+            f.depth = kDepthPerPlane * l.planes();
             if (auto id = l.AddFlow(f); !id.ok()) return id.status();
           }
         }
@@ -62,7 +56,6 @@ absl::StatusOr<Result> RunPlaneScaling(const Params& p, Runner& r) {
         l.Run(*t0 + kWarmPs + kMeasurePs);
         const double gbps = static_cast<double>(l.DoneBytes() - done0) * 8 /
                             (static_cast<double>(kMeasurePs) / sim::kPsPerSec) / 1e9 / l.hosts();
-        r.Done(l, absl::StrFormat("%s %g planes seed %u", ProtoName(proto), x, seed), WallS() - w0);
         return std::vector<double>{gbps, 100 * gbps * 1e9 / static_cast<double>(l.host_bps()), kNaN,
                                    static_cast<double>(l.totals().qp_errors)};
       });

@@ -33,17 +33,35 @@ inline double WallS() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+/** The lab of a run: protocol and seed, no loss, the fabric's planes. */
+inline LabConfig PlainLab(Proto proto, uint64_t seed, double) { return {proto, seed, 0}; }
+
+/** The lab of a run on x planes. */
+inline LabConfig PlanesLab(Proto proto, uint64_t seed, double x) {
+  LabConfig c{proto, seed, 0};
+  c.planes = static_cast<uint32_t>(x);
+  return c;
+}
+
 /**
- * Calls @p run(proto, seed, x) for every protocol, seed and x, in that
- * nesting (x outermost); @p run returns the row's metrics or an error.
+ * For every x, protocol and seed (in that nesting, x outermost): opens the
+ * lab @p lab_of(proto, seed, x) names, calls @p run(lab, proto, seed, x) for
+ * the row's metrics, and accounts the run's wall time and events (a progress
+ * line on stderr).
  */
-template <typename F>
-absl::Status Sweep(const Params& p, Runner& r, const std::vector<double>& xs, Table* t, F&& run) {
+template <typename L, typename F>
+absl::Status Sweep(const Params& p, Runner& r, const std::vector<double>& xs, Table* t, L&& lab_of,
+                   F&& run) {
   for (double x : xs) {
     for (Proto proto : p.protos) {
       for (uint32_t s = 0; s < r.seeds(); s++) {
         const uint64_t seed = p.first_seed + s;
-        absl::StatusOr<std::vector<double>> v = run(proto, seed, x);
+        const double w0 = WallS();
+        auto lab = r.Open(lab_of(proto, seed, x));
+        if (!lab.ok()) return lab.status();
+        absl::StatusOr<std::vector<double>> v = run(**lab, proto, seed, x);
+        r.Done(**lab, absl::StrFormat("%s %s=%g seed %u", ProtoName(proto), t->x_name, x, seed),
+               WallS() - w0);
         if (!v.ok()) return v.status();
         if (v->size() != t->metrics.size()) return absl::InternalError("metrics and values differ");
         t->rows.push_back({proto, seed, x, std::move(*v)});
@@ -71,8 +89,7 @@ struct SteadyFlow {
   double resent = 0;         ///< resent data packets / data packets
   uint64_t qp_errors = 0;
 };
-absl::StatusOr<SteadyFlow> RunSteadyFlow(Runner& r, const LabConfig& c, sim::SimTime warmup_ps,
-                                         sim::SimTime measure_ps, const std::string& what);
+absl::StatusOr<SteadyFlow> RunSteadyFlow(Lab& l, sim::SimTime warmup_ps, sim::SimTime measure_ps);
 
 /** Whether metaroce is among the protocols run (its verdicts need it). */
 inline bool HasMetaRoce(const Params& p) {

@@ -45,11 +45,7 @@ struct IntoOneRun {
     for (double g : gbps) t += g;
     return t;
   }
-  double Jain() const {
-    double sq = 0;
-    for (double g : gbps) sq += g * g;
-    return sq == 0 ? 0 : Total() * Total() / (static_cast<double>(gbps.size()) * sq);
-  }
+  double Jain() const { return sim::JainIndex(gbps); }
 };
 
 /**

@@ -178,6 +178,16 @@ TEST(FramePool, ReusesSlotsAndBuffers) {
   EXPECT_EQ(pool.live(), 0u);
 }
 
+TEST(JainIndex, OneWhenEqualOneOverNWhenOneHasAllZeroWhenEmpty) {
+  const std::vector<double> equal = {3, 3, 3, 3}, one = {0, 0, 8, 0}, half = {1, 0};
+  EXPECT_DOUBLE_EQ(JainIndex(equal), 1.0);
+  EXPECT_DOUBLE_EQ(JainIndex(one), 0.25);
+  EXPECT_DOUBLE_EQ(JainIndex(half), 0.5);
+  EXPECT_DOUBLE_EQ(JainIndex(std::vector<double>{1, 2, 3}), 36.0 / 42);
+  EXPECT_EQ(JainIndex(std::vector<double>{0, 0}), 0.0);
+  EXPECT_EQ(JainIndex({}), 0.0);
+}
+
 TEST(QueueHistogram, BucketsBoundValues) {
   for (uint64_t v :
        {0ULL, 1ULL, 15ULL, 16ULL, 17ULL, 31ULL, 32ULL, 1000ULL, 65535ULL, 1ULL << 40, ~0ULL}) {

@@ -386,14 +386,13 @@ IncastResult RunIncast(uint32_t senders, bool hints, uint64_t seed,
     }
   }
   const sim::SimTime converged = t0 + first_fair * window;
-  double sum = 0, sq = 0, all = 0;
+  double all = 0;
+  std::vector<double> after(senders);
   for (uint32_t i = 0; i < senders; i++) {
-    const double b = static_cast<double>(at.back()[i] - at[first_fair][i]);
-    sum += b;
-    sq += b * b;
+    after[i] = static_cast<double>(at.back()[i] - at[first_fair][i]);
     all += static_cast<double>(at.back()[i]);
   }
-  r.jain = sq == 0 ? 0 : sum * sum / (senders * sq);
+  r.jain = sim::JainIndex(after);
   r.gbps = all * 8 / (static_cast<double>(fabric.Now()) / 1e3);
   for (const auto& [t, q] : queue) {
     if (t < start) continue;  // the warm-up of a restart
@@ -418,15 +417,11 @@ IncastResult RunIncast(uint32_t senders, bool hints, uint64_t seed,
     }
     if (min_done() != 0) {
       r.qps_all_done_us = static_cast<double>(fabric.Now() - t0) / sim::kPsPerUs;
-      double qsum = 0, qsq = 0, nq = 0;
+      std::vector<double> qp_bytes;
       for (const auto& f : flows) {
-        for (uint64_t b : f->qp_done()) {
-          qsum += static_cast<double>(b);
-          qsq += static_cast<double>(b) * static_cast<double>(b);
-          nq++;
-        }
+        for (uint64_t b : f->qp_done()) qp_bytes.push_back(static_cast<double>(b));
       }
-      r.qp_jain = qsum * qsum / (nq * qsq);
+      r.qp_jain = sim::JainIndex(qp_bytes);
     }
   }
   const tr::ShareInfo share = rx.engine().GetShareInfo();
@@ -571,16 +566,6 @@ TEST(Incast, FourThousandQpsAreEightConnectionsAndShareTheLinkAsEight) {
 
 // ---- Flows sharing a bottleneck, and a victim beside an incast ----
 
-/** Jain's fairness index of @p x (1: all equal; 1/n: one takes everything). */
-double Jain(const std::vector<double>& x) {
-  double sum = 0, sq = 0;
-  for (double v : x) {
-    sum += v;
-    sq += v * v;
-  }
-  return sq == 0 ? 0 : sum * sum / (static_cast<double>(x.size()) * sq);
-}
-
 // 16 flows, each from its own host on leaf 0 to its own host on leaf 1,
 // through one spine whose links run at 100 Gbit/s like the hosts': the
 // leaf-0 uplink is the bottleneck the 16 share. No receiver sees more than
@@ -626,9 +611,9 @@ TEST(SharedBottleneck, SixteenFlowsShareOneLinkFairly) {
   std::printf(
       "16 flows on one 100 Gbit/s link: %.1f Gbit/s in all, each %.2f..%.2f, Jain %.3f, "
       "drops %lu\n",
-      total, *lo, *hi, Jain(gbps),
+      total, *lo, *hi, sim::JainIndex(gbps),
       static_cast<unsigned long>(fabric.total_drops(sim::DropCause::kQueueFull)));
-  EXPECT_GE(Jain(gbps), 0.9);
+  EXPECT_GE(sim::JainIndex(gbps), 0.9);
   EXPECT_GT(total, 90.0);
 }
 

@@ -15,6 +15,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 #include "mr_sim_time.h"
 
@@ -105,6 +106,12 @@ struct HostStats {
   uint64_t rx_no_endpoint = 0;  ///< arrived while no endpoint was attached
   uint64_t timers_fired = 0;    ///< OnTimer calls
 };
+
+/**
+ * Jain's fairness index of @p x: (sum x)^2 / (n sum x^2), 1 when all are
+ * equal, 1/n when one has everything; 0 when all are 0 or there are none.
+ */
+double JainIndex(std::span<const double> x);
 
 }  // namespace metaroce::sim
 

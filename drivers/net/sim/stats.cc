@@ -58,4 +58,13 @@ const char* DropCauseName(DropCause c) {
   return "unknown";
 }
 
+double JainIndex(std::span<const double> x) {
+  double sum = 0, sq = 0;
+  for (double v : x) {
+    sum += v;
+    sq += v * v;
+  }
+  return sq == 0 ? 0 : sum * sum / (static_cast<double>(x.size()) * sq);
+}
+
 }  // namespace metaroce::sim
