@@ -108,8 +108,8 @@ absl::StatusOr<Result> RunIncast(const Params& p, Runner& r) {
       return SpreadOf(t, Proto::kMetaRoce, x, t.Metric(metric)).median;
     };
     const double q = median("queue_bdps"), v = median("vs_ideal_pct"), d = median("drops");
-    res.verdicts.push_back({absl::StrFormat("metaroce, %g senders: the queue", x), "< 1 BDP",
-                            Fmt(q) + " BDP", q < 1});
+    res.verdicts.push_back(
+        {absl::StrFormat("metaroce, %g senders: the queue", x), "< 1 BDP", Fmt(q) + " BDP", q < 1});
     res.verdicts.push_back({absl::StrFormat("metaroce, %g senders: completion", x),
                             "within 5 % of N S / C", Fmt(v) + " %", v >= 95});
     res.verdicts.push_back(
