@@ -486,9 +486,9 @@ class EngineImpl {
     TimeNs at;
     uint32_t conn;
   };
-  std::vector<uint32_t> active;    ///< local ids, in the order they got work
-  std::vector<uint32_t> visiting;  ///< PollTx's copy of the active list
-  std::vector<uint32_t> more;      ///< visited and still busy when the slots ran out
+  std::deque<uint32_t> active;  ///< local ids, in the order they got work
+  std::vector<uint32_t> more;   ///< visited and still busy when the slots ran out
+  bool line_left = false;       ///< the last poll's slots ran out before the line did
   /** Min-heap by `at` (mutable: NextDeadline settles its top); moved or gone entries are stale. */
   mutable std::vector<Timer> timers;
   bool reap_pending = false;  ///< a failed connection may have no QP left: forget it
@@ -709,8 +709,28 @@ class EngineImpl {
   TimeNs RtoOf(const TxPath& p) const {
     return std::min(p.srtt + std::max(4 * p.rttvar, cfg.rto_min_ns), cfg.rto_max_ns);
   }
-  /** When @p p (with packets in flight) times out: its RTO, later while the peer is silent. */
-  TimeNs RtoDeadline(const Connection* c, const TxPath& p) const;
+  /**
+   * What RtoDeadline() asks of a connection's other paths, gathered in one
+   * pass so that a deadline over all paths costs one pass, not one per path.
+   */
+  struct PeerSilence {
+    bool gathered = false;
+    TimeNs newest_hold = 0;  ///< the latest window cut's hold_until, all paths
+    uint16_t waiting = 0;    ///< active paths waiting for a packet sent before the peer's last word
+    std::array<uint16_t, wire::kMaxPlanes> waiting_on{};  ///< of those, per plane
+  };
+  void GatherSilence(const Connection* c, PeerSilence* s) const;
+  /**
+   * When @p p (with packets in flight) times out: its RTO, later while the
+   * peer is silent. @p s: the connection's PeerSilence, gathered on first use.
+   */
+  TimeNs RtoDeadline(const Connection* c, const TxPath& p, PeerSilence* s) const;
+  /** RtoDeadline(c, p) <= now, looking at the other paths only when the RTO itself is due. */
+  bool RtoDue(const Connection* c, const TxPath& p, TimeNs now) const {
+    if (p.At(p.una).sent_at + p.rto > now) return false;  // never earlier than the RTO
+    PeerSilence s;
+    return RtoDeadline(c, p, &s) <= now;
+  }
   /**
    * @p path timed out: its packets sent at least @p age ago (its RTO; 0, all
    * of them, for a silent path) are lost and go again on other paths.

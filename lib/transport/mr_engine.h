@@ -450,7 +450,11 @@ class Engine {
   void OnDatagram(TimeNs now, const wire::FrameInfo& addr, std::span<const uint8_t> payload);
   /** Runs due timers and fills up to slots.size() packets; returns how many. */
   size_t PollTx(TimeNs now, std::span<TxSlot> slots);
-  /** Earliest time the engine needs PollTx() again without new input (kNever: none). */
+  /**
+   * Earliest time the engine needs PollTx() again without new input (kNever:
+   * none); 0 while connections the last PollTx()'s slots did not reach wait
+   * for their turn.
+   */
   TimeNs NextDeadline() const;
   /** True when the engine has packets it could send now (PollTx would fill a slot). */
   bool HasPendingTx() const;

@@ -73,7 +73,9 @@ class EnginePeer {
   }
 
   /** Local ids of the connections on the active list (timers.cc), in order. */
-  static std::vector<uint32_t> Active(Engine& e) { return e.impl_->active; }
+  static std::vector<uint32_t> Active(Engine& e) {
+    return {e.impl_->active.begin(), e.impl_->active.end()};
+  }
 
   /** Sets the receiver's cumulative PSN of a peer path, forgetting its SACK bits. */
   static bool SetRxCum(Engine& e, uint32_t conn_id, uint16_t path, uint32_t cum) {

@@ -25,6 +25,10 @@ class Planes : public EngineUnitTest {
   void Open(bool peer_has_planes) {
     EngineConfig cfg = BaseConfig();
     cfg.num_paths = 2;
+    Open(peer_has_planes, cfg);
+  }
+  /** The same with @p cfg (its paths: path i on plane i mod 2, both ends). */
+  void Open(bool peer_has_planes, EngineConfig cfg) {
     cfg.extra_planes = {PlaneAddr{LocalPlane1(), LocalMac()}};
     cfg_ = cfg;
     auto e = Engine::Create(cfg, &mem_);
@@ -48,7 +52,7 @@ class Planes : public EngineUnitTest {
     Packet acc = PeerReq(kPeerConnId, kPeerIncarnation, wire::kDefaultUdpPort, req_.conn.nonce);
     acc.type = PacketType::kConnAccept;
     acc.dst_conn_id = eng_conn_;
-    acc.conn.num_paths = 2;
+    acc.conn.num_paths = cfg.num_paths;
     if (peer_has_planes) {
       acc.conn.capabilities = wire::caps::kPlanes;
       acc.conn.num_planes = 1;
@@ -212,6 +216,50 @@ TEST_F(Planes, TheCExtensionApiShowsPlanesAndPaths) {
   EXPECT_EQ(mr_ext_query_paths(e, eng_conn_, nullptr, 1, sizeof(paths[0]), &total), -EINVAL);
   EXPECT_EQ(mr_ext_query_paths(nullptr, eng_conn_, paths, 1, sizeof(paths[0]), &total), -EINVAL);
   EXPECT_EQ(mr_ext_query_paths(e, eng_conn_, paths, 1, sizeof(paths[0]), nullptr), -EINVAL);
+}
+
+// A packet whose peer answered after it left, then fell silent, waits
+// rto_silent before it times out (a stalled peer) only while a path of another
+// plane waits too. When only one plane's paths wait and the peer answers on
+// the other, that plane is dark and the RTO fires as it is.
+TEST_F(Planes, OnlyOnePlaneWaitingIsADarkPlaneNotAStalledPeer) {
+  for (const bool other_plane_waits : {false, true}) {
+    SCOPED_TRACE(other_plane_waits);
+    EngineConfig cfg = BaseConfig();
+    cfg.num_paths = 4;  // 0 and 2 on plane 0, 1 and 3 on plane 1
+    cfg.tail_loss_probe = false;
+    cfg.rto_silent_ns = 2'000'000;  // before the keep-alive probe
+    ASSERT_NO_FATAL_FAILURE(Open(true, cfg));
+    const std::vector<Packet> probes = Drain(now_);
+    ASSERT_EQ(probes.size(), 2u);
+    for (const Packet& probe : probes) Feed(ReplyTo(probe), PeerPlane1());
+    auto ack = [&](uint16_t path, uint32_t cum, TimeNs echo, int64_t msn_next) {
+      Packet a = Ack(path, cum, {}, msn_next);
+      a.ack.echo_ts_ns = static_cast<uint32_t>(echo);
+      a.ack.rx_pkts = 1;
+      Feed(a, path % 2 == 0 ? PeerIp() : PeerPlane1());
+    };
+    // A packet on each path, answered 10 us later: RTO = 10 us + rto_min.
+    std::vector<wire::FrameInfo> infos;
+    const TimeNs t0 = now_;
+    ASSERT_EQ(WriteChunks(4, &infos).size(), 4u);
+    now_ = t0 + 10'000;
+    for (uint16_t path = 0; path < 4; path++) ack(path, 1, t0, path == 3 ? 1 : -1);
+    // Another on each path; 5 us later the peer answers on plane 1 (or on
+    // path 3 alone, path 1 waiting with plane 0's), then nothing comes.
+    const TimeNs sent = now_;
+    ASSERT_EQ(WriteChunks(4, &infos).size(), 4u);
+    now_ = sent + 5'000;
+    ack(3, 2, sent, -1);
+    if (!other_plane_waits) ack(1, 2, sent, -1);
+    const TimeNs rto_at = sent + 10'000 + cfg.rto_min_ns;
+    const TimeNs fires_at = other_plane_waits ? now_ + cfg.rto_silent_ns : rto_at;
+    EXPECT_EQ(eng_->NextDeadline(), fires_at);
+    EXPECT_TRUE(OfType(Drain(fires_at - 1), PacketType::kWrite).empty());
+    EXPECT_EQ(eng_->stats().lost_detected_rto, 0u);
+    EXPECT_FALSE(OfType(Drain(fires_at), PacketType::kWrite).empty());
+    EXPECT_GT(eng_->stats().lost_detected_rto, 0u);
+  }
 }
 
 TEST_F(Planes, APeerWithOnePlaneGetsEveryPathOnPlaneZero) {
