@@ -486,9 +486,14 @@ class EngineImpl {
     TimeNs at;
     uint32_t conn;
   };
-  std::deque<uint32_t> active;  ///< local ids, in the order they got work
-  std::vector<uint32_t> more;   ///< visited and still busy when the slots ran out
-  bool line_left = false;       ///< the last poll's slots ran out before the line did
+  /** Local ids, in the order they got work: the line is [active_head, end). */
+  std::vector<uint32_t> active;
+  size_t active_head = 0;
+  std::span<const uint32_t> Line() const {
+    return std::span<const uint32_t>(active).subspan(active_head);
+  }
+  std::vector<uint32_t> more;  ///< visited and still busy when the slots ran out
+  bool line_left = false;      ///< the last poll's slots ran out before the line did
   /** Min-heap by `at` (mutable: NextDeadline settles its top); moved or gone entries are stale. */
   mutable std::vector<Timer> timers;
   bool reap_pending = false;  ///< a failed connection may have no QP left: forget it
@@ -714,10 +719,10 @@ class EngineImpl {
    * pass so that a deadline over all paths costs one pass, not one per path.
    */
   struct PeerSilence {
-    bool gathered = false;
-    TimeNs newest_hold = 0;  ///< the latest window cut's hold_until, all paths
-    uint16_t waiting = 0;    ///< active paths waiting for a packet sent before the peer's last word
-    std::array<uint16_t, wire::kMaxPlanes> waiting_on{};  ///< of those, per plane
+    bool gathered = false;  ///< the rest is set by GatherSilence()
+    TimeNs newest_hold;     ///< the latest window cut's hold_until, all paths
+    uint16_t waiting;       ///< active paths waiting for a packet sent before the peer's last word
+    std::array<uint16_t, wire::kMaxPlanes> waiting_on;  ///< of those, per plane
   };
   void GatherSilence(const Connection* c, PeerSilence* s) const;
   /**

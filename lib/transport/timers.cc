@@ -36,6 +36,9 @@ TimeNs EngineImpl::RescueDeadline(const TxPath& p) const { return p.last_sent_at
 
 void EngineImpl::GatherSilence(const Connection* c, PeerSilence* s) const {
   s->gathered = true;
+  s->newest_hold = 0;
+  s->waiting = 0;
+  s->waiting_on.fill(0);
   for (const TxPath& q : c->paths) {
     s->newest_hold = std::max(s->newest_hold, q.cc.hold_until);
     if (q.state == PathState::kActive && q.inflight != 0 && q.At(q.una).sent_at < c->last_rx_at) {
@@ -307,9 +310,8 @@ size_t EngineImpl::VisitActive(TimeNs now, std::span<TxSlot> slots) {
   // packet sent in mr-sim's all-to-all). A connection stays on_active while
   // it is visited, so what it touches on itself (its next message queued)
   // does not put it back in line ahead of the others.
-  for (size_t in_line = active.size(); in_line > 0 && n < slots.size(); in_line--) {
-    const uint32_t id = active.front();
-    active.pop_front();
+  for (const size_t end = active.size(); active_head < end && n < slots.size();) {
+    const uint32_t id = active[active_head++];
     Connection* c = FindConn(id);
     if (c == nullptr) continue;  // forgotten since it was touched
     if (ConnDeadline(c) <= now) ConnTimers(now, c);
@@ -323,7 +325,15 @@ size_t EngineImpl::VisitActive(TimeNs now, std::span<TxSlot> slots) {
     Schedule(c);
   }
   active.insert(active.end(), more.begin(), more.end());
-  line_left = !active.empty();
+  // Drop the visited front once it is most of the vector: O(1) a visit.
+  if (active_head == active.size()) {
+    active.clear();
+    active_head = 0;
+  } else if (active_head >= active.size() / 2) {
+    active.erase(active.begin(), active.begin() + static_cast<ptrdiff_t>(active_head));
+    active_head = 0;
+  }
+  line_left = active_head < active.size();
   return n;
 }
 
@@ -351,7 +361,7 @@ TimeNs EngineImpl::NextDeadline() const {
   // deadline each.
   if (!loose_tx.empty() || line_left) return 0;
   TimeNs t = kNever;
-  for (const uint32_t id : active) {
+  for (const uint32_t id : Line()) {
     auto it = conns.find(id);
     if (it != conns.end()) t = std::min(t, ConnDeadline(it->second.get()));
   }
@@ -364,7 +374,7 @@ TimeNs EngineImpl::NextDeadline() const {
 
 bool EngineImpl::HasPendingTx() const {
   if (!loose_tx.empty()) return true;
-  for (const uint32_t id : active) {
+  for (const uint32_t id : Line()) {
     auto it = conns.find(id);
     if (it != conns.end() && ConnHasPendingTx(it->second.get())) return true;
   }
@@ -379,7 +389,7 @@ void EngineImpl::CheckWorkLists(const char* where) const {
     const char* broken = nullptr;
     if (c->on_active) {
       on_active++;
-      if (std::count(active.begin(), active.end(), id) != 1)
+      if (std::count(Line().begin(), Line().end(), id) != 1)
         broken = "on_active but not listed once";
     } else if (ConnHasPendingTx(c)) {
       broken = "has packets to send but is not on the active list";
@@ -396,7 +406,7 @@ void EngineImpl::CheckWorkLists(const char* where) const {
       std::abort();
     }
   }
-  if (on_active != active.size() && std::any_of(active.begin(), active.end(), [&](uint32_t id) {
+  if (on_active != Line().size() && std::any_of(Line().begin(), Line().end(), [&](uint32_t id) {
         return conns.contains(id) && !conns.at(id)->on_active;
       })) {
     std::fprintf(stderr,

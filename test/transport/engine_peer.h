@@ -74,7 +74,7 @@ class EnginePeer {
 
   /** Local ids of the connections on the active list (timers.cc), in order. */
   static std::vector<uint32_t> Active(Engine& e) {
-    return {e.impl_->active.begin(), e.impl_->active.end()};
+    return {e.impl_->Line().begin(), e.impl_->Line().end()};
   }
 
   /** Sets the receiver's cumulative PSN of a peer path, forgetting its SACK bits. */
