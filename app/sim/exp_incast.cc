@@ -5,7 +5,8 @@
 // Experiment 7: N senders write S bytes each into host 0 at once
 // (doc/mr-sim.md): when the last finishes against N x S at line rate, the
 // receiver's downlink queue against a BDP, drops and pauses, and how soon
-// the senders share the link evenly.
+// the senders share the link evenly. incast-qps: every other host sends, its
+// S bytes spread over Q QPs (up to 4,032 QPs into one host).
 
 #include <algorithm>
 
@@ -22,14 +23,134 @@ constexpr uint32_t kWindowPkts = 16;
 constexpr uint64_t kPktBytes = 4096;
 constexpr double kEvenWithin = 0.10;
 
+const std::vector<std::string> kMetrics = {
+    "finish_us",  "vs_ideal_pct",  "queue_max_kb", "queue_bdps", "drops",
+    "pfc_pauses", "even_after_us", "jain",         "qp_errors",  "delivered_pct"};
+
+struct Shape {
+  uint32_t senders = 0;
+  uint32_t qps = 1;    ///< per sender, each with bytes / qps
+  uint64_t bytes = 0;  ///< per sender
+};
+
+/**
+ * One incast of @p s into host 0, senders from the last host back (the far
+ * leaves first, then host 0's own); kMetrics' values. A sender's rate is
+ * the sum of its QPs'. Sets *window_ps to the window its rates were taken over.
+ */
+absl::StatusOr<std::vector<double>> Incast(Lab& l, const Shape& s, sim::SimTime* window_ps) {
+  const uint32_t n = s.senders;
+  const sim::SimTime rtt = l.BaseRttPs(0, l.hosts() - 1);
+  *window_ps = std::max<sim::SimTime>(
+      kWindowRtts * rtt, sim::SerializationPs(kWindowPkts * kPktBytes * n, l.host_bps()));
+  const uint64_t per_qp = s.bytes / s.qps;
+  for (uint32_t i = 0; i < n; i++) {
+    for (uint32_t k = 0; k < s.qps; k++) {
+      FlowSpec f;
+      f.src = l.hosts() - 1 - i;
+      f.dst = 0;
+      f.bytes = per_qp;
+      f.msg_bytes = std::min<uint64_t>(per_qp, 64 * 1024);
+      if (auto id = l.AddFlow(f); !id.ok()) return id.status();
+    }
+  }
+  const double ideal_ps = static_cast<double>(uint64_t{n} * s.qps * per_qp * 8) /
+                          static_cast<double>(l.host_bps()) * sim::kPsPerSec;
+  auto t0 = l.Establish();
+  if (!t0.ok()) return t0.status();
+  l.Run(*t0 + static_cast<sim::SimTime>(ideal_ps * 20) + 10 * sim::kPsPerMs, *window_ps);
+  // Per sender: when its last QP finished, and its bytes done at each sample.
+  sim::SimTime last = 0, first = sim::kSimTimeNever;  // since *t0
+  uint32_t errors = 0;
+  uint64_t delivered = 0;
+  std::vector<std::vector<uint64_t>> done(n);
+  for (uint32_t i = 0; i < n; i++) {
+    sim::SimTime end = 0;
+    for (uint32_t k = 0; k < s.qps; k++) {
+      const FlowState& f = l.flow(i * s.qps + k);
+      errors += f.failed;
+      delivered += f.done;
+      end = std::max(end, (f.end_ps == 0 ? l.fabric().Now() : f.end_ps) - *t0);
+      done[i].resize(f.done_at.size());
+      for (size_t w = 0; w < f.done_at.size(); w++) done[i][w] += f.done_at[w];
+    }
+    last = std::max(last, end);
+    first = std::min(first, end);
+  }
+  // Windows while every sender was sending: the rates, even or not.
+  const size_t windows = std::min<size_t>(first / *window_ps, done[0].size());
+  double even_after = kNaN;
+  for (size_t w = windows; w-- > 0;) {
+    std::vector<double> rate(n);
+    double sum = 0;
+    for (uint32_t i = 0; i < n; i++) {
+      rate[i] = static_cast<double>(done[i][w] - (w == 0 ? 0 : done[i][w - 1]));
+      sum += rate[i];
+    }
+    bool even = sum > 0;
+    for (double v : rate) even &= std::fabs(v - sum / n) <= kEvenWithin * sum / n;
+    if (!even) break;
+    even_after = static_cast<double>(w * *window_ps) / sim::kPsPerUs;
+  }
+  std::vector<double> total(n);
+  for (uint32_t i = 0; i < n; i++) {
+    total[i] = windows == 0 ? 0 : static_cast<double>(done[i][windows - 1]);
+  }
+  const sim::PortStats& down = l.fabric().port_stats(l.DownlinkOf(0));
+  const Totals tot = l.totals();
+  const double bdp = static_cast<double>(l.BdpBytes(0, l.hosts() - 1));
+  return std::vector<double>{
+      static_cast<double>(last) / sim::kPsPerUs,
+      100 * ideal_ps / static_cast<double>(last),
+      static_cast<double>(down.max_queue_bytes) / 1000,
+      static_cast<double>(down.max_queue_bytes) / bdp,
+      static_cast<double>(tot.drops),
+      static_cast<double>(tot.pfc_pauses),
+      even_after,
+      windows == 0 ? kNaN : sim::JainIndex(total),
+      static_cast<double>(errors),
+      100 * static_cast<double>(delivered) / static_cast<double>(uint64_t{n} * s.qps * per_qp)};
+}
+
+/** metaroce's verdicts at each x: the queue, the completion, no drops, no failed QP. */
+void IncastVerdicts(const Params& p, const std::vector<double>& xs, const char* what, Result* res) {
+  if (!HasMetaRoce(p)) return;
+  const Table& t = res->table;
+  for (double x : xs) {
+    auto median = [&](const char* metric) {
+      return SpreadOf(t, Proto::kMetaRoce, x, t.Metric(metric)).median;
+    };
+    const double q = median("queue_bdps"), v = median("vs_ideal_pct"), d = median("drops");
+    res->verdicts.push_back({absl::StrFormat("metaroce, %g %s: the queue", x, what), "< 1 BDP",
+                             Fmt(q) + " BDP", q < 1});
+    res->verdicts.push_back({absl::StrFormat("metaroce, %g %s: completion", x, what),
+                             "within 5 % of N S / C", Fmt(v) + " %", v >= 95});
+    res->verdicts.push_back(
+        {absl::StrFormat("metaroce, %g %s: no drops", x, what), "0", Fmt(d), d == 0});
+  }
+}
+
+std::string WindowNote(sim::SimTime window_ps) {
+  return absl::StrFormat(
+      "`vs_ideal_pct`: N x S at line rate (payload only) over the time the last QP finished "
+      "or failed; `delivered_pct`: the payload that arrived, of N x S (below 100 when QPs "
+      "failed). "
+      "`queue_*`: the most host 0's downlink held, against the bandwidth-delay product of a "
+      "base RTT. `even_after_us`: the start of the first window (of %u base RTTs or %u "
+      "packets per sender, whichever is longer; %.1f us in the last run) from which every "
+      "window until the first sender finished had every sender within 10 %% of the mean; empty "
+      "if the last window was not even. `jain`: over the bytes each sender sent until the first "
+      "finished.",
+      kWindowRtts, kWindowPkts, static_cast<double>(window_ps) / sim::kPsPerUs);
+}
+
 }  // namespace
 
 absl::StatusOr<Result> RunIncast(const Params& p, Runner& r) {
   Result res;
   Table& t = res.table;
   t.x_name = "senders";
-  t.metrics = {"finish_us",  "vs_ideal_pct",  "queue_max_kb", "queue_bdps", "drops",
-               "pfc_pauses", "even_after_us", "jain",         "qp_errors"};
+  t.metrics = kMetrics;
   t.plot_metric = t.Metric("vs_ideal_pct");
   const uint64_t bytes = p.quick ? 256 * 1024 : kMiB;
   std::vector<double> xs;
@@ -38,92 +159,49 @@ absl::StatusOr<Result> RunIncast(const Params& p, Runner& r) {
   }
   if (xs.empty()) return absl::InvalidArgumentError("incast needs 1..hosts-1 senders");
   sim::SimTime window_ps = 0;
-  auto st = Sweep(
-      p, r, xs, &t, PlainLab,
-      [&](Lab& l, Proto, uint64_t, double x) -> absl::StatusOr<std::vector<double>> {
-        const auto n = static_cast<uint32_t>(x);
-        // Senders from the last host back: the far leaves first, then host 0's own.
-        const sim::SimTime rtt = l.BaseRttPs(0, l.hosts() - 1);
-        window_ps = std::max<sim::SimTime>(
-            kWindowRtts * rtt, sim::SerializationPs(kWindowPkts * kPktBytes * n, l.host_bps()));
-        for (uint32_t i = 0; i < n; i++) {
-          FlowSpec f;
-          f.src = l.hosts() - 1 - i;
-          f.dst = 0;
-          f.bytes = bytes;
-          f.msg_bytes = std::min<uint64_t>(bytes, 64 * 1024);
-          if (auto id = l.AddFlow(f); !id.ok()) return id.status();
-        }
-        const double ideal_ps =
-            static_cast<double>(n * bytes * 8) / static_cast<double>(l.host_bps()) * sim::kPsPerSec;
-        auto t0 = l.Establish();
-        if (!t0.ok()) return t0.status();
-        l.Run(*t0 + static_cast<sim::SimTime>(ideal_ps * 20) + 10 * sim::kPsPerMs, window_ps);
-        sim::SimTime last = 0, first = sim::kSimTimeNever;  // since *t0
-        uint32_t errors = 0;
-        for (uint32_t i = 0; i < n; i++) {
-          const FlowState& f = l.flow(i);
-          errors += f.failed;
-          const sim::SimTime end = (f.end_ps == 0 ? l.fabric().Now() : f.end_ps) - *t0;
-          last = std::max(last, end);
-          first = std::min(first, end);
-        }
-        // Windows while every sender was sending: the rates, even or not.
-        const size_t windows = std::min<size_t>(first / window_ps, l.flow(0).done_at.size());
-        double even_after = kNaN;
-        std::vector<double> total(n);
-        for (size_t w = windows; w-- > 0;) {
-          std::vector<double> rate(n);
-          double sum = 0;
-          for (uint32_t i = 0; i < n; i++) {
-            const auto& d = l.flow(i).done_at;
-            rate[i] = static_cast<double>(d[w] - (w == 0 ? 0 : d[w - 1]));
-            sum += rate[i];
-          }
-          bool even = sum > 0;
-          for (double v : rate) even &= std::fabs(v - sum / n) <= kEvenWithin * sum / n;
-          if (!even) break;
-          even_after = static_cast<double>(w * window_ps) / sim::kPsPerUs;
-        }
-        for (uint32_t i = 0; i < n; i++) {
-          total[i] = windows == 0 ? 0 : static_cast<double>(l.flow(i).done_at[windows - 1]);
-        }
-        const sim::PortStats& down = l.fabric().port_stats(l.DownlinkOf(0));
-        const Totals tot = l.totals();
-        const double bdp = static_cast<double>(l.BdpBytes(0, l.hosts() - 1));
-        return std::vector<double>{static_cast<double>(last) / sim::kPsPerUs,
-                                   100 * ideal_ps / static_cast<double>(last),
-                                   static_cast<double>(down.max_queue_bytes) / 1000,
-                                   static_cast<double>(down.max_queue_bytes) / bdp,
-                                   static_cast<double>(tot.drops),
-                                   static_cast<double>(tot.pfc_pauses),
-                                   even_after,
-                                   windows == 0 ? kNaN : sim::JainIndex(total),
-                                   static_cast<double>(errors)};
-      });
+  auto st = Sweep(p, r, xs, &t, PlainLab,
+                  [&](Lab& l, Proto, uint64_t, double x) -> absl::StatusOr<std::vector<double>> {
+                    return Incast(l, Shape{static_cast<uint32_t>(x), 1, bytes}, &window_ps);
+                  });
   if (!st.ok()) return st;
-  for (double x : xs) {
-    if (!HasMetaRoce(p)) break;
-    auto median = [&](const char* metric) {
-      return SpreadOf(t, Proto::kMetaRoce, x, t.Metric(metric)).median;
-    };
-    const double q = median("queue_bdps"), v = median("vs_ideal_pct"), d = median("drops");
-    res.verdicts.push_back(
-        {absl::StrFormat("metaroce, %g senders: the queue", x), "< 1 BDP", Fmt(q) + " BDP", q < 1});
-    res.verdicts.push_back({absl::StrFormat("metaroce, %g senders: completion", x),
-                            "within 5 % of N S / C", Fmt(v) + " %", v >= 95});
-    res.verdicts.push_back(
-        {absl::StrFormat("metaroce, %g senders: no drops", x), "0", Fmt(d), d == 0});
+  IncastVerdicts(p, xs, "senders", &res);
+  res.notes =
+      absl::StrFormat(
+          "Each sender writes %u bytes (64 KiB WRITEs, 8 outstanding) to host 0 from the last host "
+          "back. ",
+          bytes) +
+      WindowNote(window_ps);
+  return res;
+}
+
+absl::StatusOr<Result> RunIncastQps(const Params& p, Runner& r) {
+  Result res;
+  Table& t = res.table;
+  t.x_name = "qps_per_sender";
+  t.metrics = kMetrics;
+  t.plot_metric = t.Metric("vs_ideal_pct");
+  const uint64_t bytes = p.quick ? 256 * 1024 : kMiB;
+  const uint32_t senders = p.Hosts() - 1;
+  std::vector<double> xs;
+  for (double q : XsOf(p, {1, 16, 64}, {1, 4})) {
+    if (q >= 1 && q <= 256 && bytes / static_cast<uint64_t>(q) >= 4096) xs.push_back(q);
   }
-  res.notes = absl::StrFormat(
-      "Each sender writes %u bytes (64 KiB WRITEs, 8 outstanding) to host 0 from the last host "
-      "back. `vs_ideal_pct`: N x S at line rate (payload only) over the time the last finished. "
-      "`queue_*`: the most host 0's downlink held, against the bandwidth-delay product of a "
-      "base RTT. `even_after_us`: the start of the first window (of %u base RTTs or %u "
-      "packets per sender, whichever is longer; %.1f us in the last run) from which every "
-      "window until the first sender finished had every sender within 10 %% of the mean; empty "
-      "if the last window was not even. `jain`: over the bytes each sent until the first finished.",
-      bytes, kWindowRtts, kWindowPkts, static_cast<double>(window_ps) / sim::kPsPerUs);
+  if (xs.empty()) return absl::InvalidArgumentError("incast-qps needs 1..256 QPs per sender");
+  sim::SimTime window_ps = 0;
+  auto st = Sweep(p, r, xs, &t, PlainLab,
+                  [&](Lab& l, Proto, uint64_t, double x) -> absl::StatusOr<std::vector<double>> {
+                    return Incast(l, Shape{senders, static_cast<uint32_t>(x), bytes}, &window_ps);
+                  });
+  if (!st.ok()) return st;
+  IncastVerdicts(p, xs, "QPs per sender", &res);
+  res.notes =
+      absl::StrFormat(
+          "All %u other hosts write %u bytes each to host 0, spread evenly over Q QPs per sender "
+          "(%u x Q QPs into one host; WRITEs of up to 64 KiB, 8 outstanding per QP). metaroce "
+          "carries a sender's QPs on its one connection to host 0; RoCEv2 runs a DCQCN rate "
+          "controller per QP. ",
+          senders, bytes, senders) +
+      WindowNote(window_ps);
   return res;
 }
 

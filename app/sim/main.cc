@@ -21,6 +21,8 @@ const Experiment kExperiments[] = {
     {"calibration", "one flow across the fabric: goodput against line rate", RunCalibration},
     {"loss", "one flow under random loss on every link: goodput against lossless", RunLossSweep},
     {"incast", "N senders into one receiver: completion, queue, fairness", RunIncast},
+    {"incast-qps", "every host into one, over Q QPs each (up to 4,032): the same figures",
+     RunIncastQps},
     {"permutation", "every host sends to another, each receiving once: flow completion times",
      RunPermutation},
     {"alltoall", "every host sends to every other at once: bus bandwidth", RunAllToAll},

@@ -9,6 +9,10 @@ hosts, 4 spines, 100 Gbit/s, seed 1), read from its JSON reports:
     of RoCEv2 (go-back-N), which keeps less than 70 %;
   - under incast the baseline with PFC pauses and drops nothing, metaroce
     and the lossy baseline never pause;
+  - an incast of every host over 4 QPs each: metaroce's QPs share their
+    sender's connection, so it finishes within 5 % of its time with one QP,
+    delivers everything and stays fair (Jain >= 0.95), fairer than both
+    baselines;
   - in a permutation metaroce's slowest flow beats RoCEv2's (ECMP collides);
   - two planes carry >= 0.9 x twice one plane's throughput (metaroce);
   - a plane gone dark fails no metaroce QP, and metaroce gets back at least
@@ -46,8 +50,8 @@ def expect(cond, what):
         fails.append(what)
 
 
-points = {"calibration": 1, "loss": 3, "incast": 1, "permutation": 2, "alltoall": 1, "planes": 2,
-          "failure": 1}
+points = {"calibration": 1, "loss": 3, "incast": 1, "incast-qps": 2, "permutation": 2, "alltoall": 1,
+          "planes": 2, "failure": 1}
 reports = {}
 for name, n in points.items():
     rep = load(name)
@@ -74,6 +78,20 @@ expect(one(inc, "rocev2-pfc", "drops") == 0, "incast: the baseline with PFC drop
 for p in ["metaroce", "rocev2"]:
     expect(one(inc, p, "pfc_pauses") == 0, f"incast: {p} paused without PFC")
 expect(one(inc, "metaroce", "qp_errors") == 0, "incast: a metaroce QP failed")
+
+iq = reports["incast-qps"]
+one_qp = one(iq, "metaroce", "finish_us", qps_per_sender=1)
+four = one(iq, "metaroce", "finish_us", qps_per_sender=4)
+expect(abs(four - one_qp) <= 0.05 * one_qp,
+       f"incast-qps: metaroce took {four} us over 4 QPs per sender, {one_qp} us over one")
+expect(one(iq, "metaroce", "qp_errors", qps_per_sender=4) == 0, "incast-qps: a metaroce QP failed")
+expect(one(iq, "metaroce", "delivered_pct", qps_per_sender=4) == 100,
+       "incast-qps: metaroce did not deliver everything")
+jain = one(iq, "metaroce", "jain", qps_per_sender=4)
+expect(jain >= 0.95, f"incast-qps: metaroce's senders at Jain {jain} over 4 QPs each, want >= 0.95")
+for p in ["rocev2-pfc", "rocev2"]:
+    o = one(iq, p, "jain", qps_per_sender=4)
+    expect(jain > o, f"incast-qps: metaroce's Jain {jain} not above {p}'s {o}")
 
 perm = reports["permutation"]
 for size in [1, 4]:
