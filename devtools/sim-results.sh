@@ -4,10 +4,11 @@
 #
 # Regenerates doc/results.md and doc/results/*.png: every mr-sim experiment at
 # its full size (64 hosts, 400 Gbit/s), metaroce against RoCEv2 with and
-# without PFC (doc/mr-sim.md), 10 seeds each. Extra arguments go to every
-# mr-sim run. `planes` (P = 1, 2, 4, 8: a metaroce run of 4,032 connections
-# on 8 planes takes about 100 s) runs beside the others: about 40 minutes on
-# two cores.
+# without PFC (doc/mr-sim.md), 10 seeds each, and the incast from 127
+# senders on 16 leaves. Extra arguments go to every mr-sim run. `planes`
+# (P = 1, 2, 4, 8: a metaroce run of 4,032 connections on 8 planes takes
+# about 100 s) and `spine` run beside the others: about 45 minutes on two
+# cores.
 #   devtools/sim-results.sh [BUILD_DIR] [mr-sim options...]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,15 +20,24 @@ command -v gnuplot >/dev/null || { echo "sim-results.sh: gnuplot missing; run de
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 start=$(date +%s)
-"$sim" --out "$out/b" --seeds 10 -x 1,2,4,8 "$@" planes 2>"$out/b.log" &
-planes=$!
-"$sim" --out "$out/a" --seeds 10 "$@" calibration loss incast incast-qps permutation alltoall
+# Two lanes of about equal length, one per core; the parts go into
+# results.md in the order a..e.
+{
+  "$sim" --out "$out/b" --seeds 10 -x 1,2,4,8 "$@" planes &&
+    "$sim" --out "$out/d" --seeds 10 "$@" spine
+} 2>"$out/lane.log" &
+lane=$!
+"$sim" --out "$out/a" --seeds 10 "$@" calibration loss incast incast-qps permutation alltoall allreduce
 "$sim" --out "$out/c" --seeds 10 "$@" failure
-wait "$planes" || { cat "$out/b.log" >&2; exit 1; }
+# 127 senders: a fabric of 16 leaves (128 hosts).
+"$sim" --out "$out/e" --seeds 10 --leaves 16 -x 127 "$@" incast
+mv "$out/e/incast.png" "$out/e/incast-127.png"
+sed -i -E 's/^## incast$/## incast, 127 senders/; s/^!\[incast\]\(incast\.png\)$/![incast-127](incast-127.png)/' "$out/e/summary.md"
+wait "$lane" || { cat "$out/lane.log" >&2; exit 1; }
 wall=$(( $(date +%s) - start ))
 mkdir -p "$root/doc/results"
 rm -f "$root/doc/results/"*.png
-cp "$out"/[abc]/*.png "$root/doc/results/"
+cp "$out"/[a-e]/*.png "$root/doc/results/"
 {
   echo "# Results: metaroce against RoCEv2 on the simulated fabric"
   echo
@@ -35,8 +45,8 @@ cp "$out"/[abc]/*.png "$root/doc/results/"
   echo "commit $(git -C "$root" rev-parse --short HEAD)). What each experiment runs and what its metrics mean:"
   echo "[mr-sim.md](mr-sim.md). Raw CSV and JSON: run the script's \`mr-sim\` command with \`--out DIR\`."
   echo
-  for part in a b c; do
-    tail -n +2 "$out/$part/summary.md" | sed -E 's/^!\[([a-z]+)\]\(([a-z]+)\.png\)$/![\1](results\/\2.png)/'
+  for part in a b c d e; do
+    tail -n +2 "$out/$part/summary.md" | sed -E 's/^!\[([a-z0-9-]+)\]\(([a-z0-9-]+)\.png\)$/![\1](results\/\2.png)/'
   done
 } >"$root/doc/results.md"
 echo "sim-results.sh: wrote doc/results.md and doc/results/*.png in $wall s"

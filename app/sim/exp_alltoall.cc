@@ -62,19 +62,7 @@ absl::StatusOr<Result> RunAllToAll(const Params& p, Runner& r) {
                                    0, static_cast<double>(errors)};
       });
   if (!st.ok()) return st;
-  for (double x : xs) {
-    if (!HasMetaRoce(p)) break;
-    const size_t line = t.Metric("line_pct");
-    const double m = SpreadOf(t, Proto::kMetaRoce, x, line).median;
-    res.verdicts.push_back({absl::StrFormat("metaroce, %g MiB: bus bandwidth of line rate", x),
-                            ">= 90 %", Fmt(m) + " %", m >= 90});
-    for (Proto proto : p.protos) {
-      if (proto == Proto::kMetaRoce) continue;
-      const double o = SpreadOf(t, proto, x, line).median;
-      res.verdicts.push_back({absl::StrFormat("%g MiB: metaroce ahead of %s", x, ProtoName(proto)),
-                              Fmt(o) + " %", Fmt(m) + " %", m > o});
-    }
-  }
+  CollectiveVerdicts(p, t, xs, &res.verdicts);
   res.notes =
       "Each host has one flow (one QP) to every other, 256 KiB WRITEs, 4 outstanding per flow, "
       "all started at once. `busbw_gbps`: the bytes each host sent over the time the last flow "

@@ -91,9 +91,69 @@ struct SteadyFlow {
 };
 absl::StatusOr<SteadyFlow> RunSteadyFlow(Lab& l, sim::SimTime warmup_ps, sim::SimTime measure_ps);
 
+/**
+ * The timeline of a failure: endless flows warmed for warm_ps, measured for
+ * before_ps, then something goes dark and the lab runs after_ps more, the
+ * last tail_ps of which give the rate after.
+ */
+struct FailureTimeline {
+  sim::SimTime warm_ps = 100 * sim::kPsPerUs;
+  sim::SimTime before_ps = 200 * sim::kPsPerUs;
+  sim::SimTime after_ps = 3 * sim::kPsPerMs;
+  sim::SimTime tail_ps = sim::kPsPerMs;
+  sim::SimTime DarkAt(sim::SimTime t0) const { return t0 + warm_ps + before_ps; }
+};
+
+/** What a failure did to the flows' throughput (every host's together). */
+struct Recovery {
+  double before_gbps = 0, after_gbps = 0;
+  double back_rtts = 0;  ///< NaN: never back
+};
+
+/**
+ * Runs @p l through @p tl from @p t0 (the flows established, the fault set
+ * at tl.DarkAt(t0)) in bins of a few base RTTs, and measures before, after,
+ * and when the rate was back to stay at @p share of before (a window of a
+ * few bins at >= 90 % of it, and every window after).
+ */
+Recovery RunFailureTimeline(Lab& l, sim::SimTime t0, const FailureTimeline& tl, double share);
+/**
+ * metaroce's verdicts at @p x of a table of Recovery's figures (`after_ratio`,
+ * `back_after_rtts`, `qp_errors`): back to @p share of before, within 10
+ * base RTTs, with no QP error. @p what names the failure.
+ */
+void RecoveryVerdicts(const Params& p, const Table& t, double x, const std::string& what,
+                      double share, std::vector<Verdict>* out);
+/** How Recovery's back_rtts is counted, for an experiment's notes. */
+std::string RecoveryNote(const FailureTimeline& tl);
+
+/** "0.912" style numbers for verdicts. */
+inline std::string Fmt(double v) { return std::isnan(v) ? "n/a" : absl::StrFormat("%.3g", v); }
+
 /** Whether metaroce is among the protocols run (its verdicts need it). */
 inline bool HasMetaRoce(const Params& p) {
   return std::find(p.protos.begin(), p.protos.end(), Proto::kMetaRoce) != p.protos.end();
+}
+
+/**
+ * A collective's verdicts at every size: metaroce's bus bandwidth (`line_pct`)
+ * at >= 90 % of line rate and ahead of every other protocol run.
+ */
+inline void CollectiveVerdicts(const Params& p, const Table& t, const std::vector<double>& xs,
+                               std::vector<Verdict>* out) {
+  if (!HasMetaRoce(p)) return;
+  const size_t line = t.Metric("line_pct");
+  for (double x : xs) {
+    const double m = SpreadOf(t, Proto::kMetaRoce, x, line).median;
+    out->push_back({absl::StrFormat("metaroce, %g MiB: bus bandwidth of line rate", x), ">= 90 %",
+                    Fmt(m) + " %", m >= 90});
+    for (Proto proto : p.protos) {
+      if (proto == Proto::kMetaRoce) continue;
+      const double o = SpreadOf(t, proto, x, line).median;
+      out->push_back({absl::StrFormat("%g MiB: metaroce ahead of %s", x, ProtoName(proto)),
+                      Fmt(o) + " %", Fmt(m) + " %", m > o});
+    }
+  }
 }
 
 /**
@@ -122,9 +182,6 @@ inline double MeanOf(const std::vector<double>& v, size_t from, size_t to) {
 
 /** A random derangement of 0..n-1 (no host sends to itself), from @p seed. */
 std::vector<uint32_t> Derangement(uint32_t n, uint64_t seed);
-
-/** "0.912" style numbers for verdicts. */
-inline std::string Fmt(double v) { return std::isnan(v) ? "n/a" : absl::StrFormat("%.3g", v); }
 
 }  // namespace metaroce::mrsim
 

@@ -116,6 +116,16 @@ absl::StatusOr<uint32_t> Lab::AddFlow(const FlowSpec& f) {
   return index;
 }
 
+absl::Status Lab::Chain(uint32_t flow, uint32_t after, uint64_t lead) {
+  if (flow >= flows_.size() || after >= flows_.size() || flow == after) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "chain %u after %u: flows are 0..%zu and distinct", flow, after, flows_.size() - 1));
+  }
+  flows_[flow].gate = after;
+  flows_[flow].gate_lead = lead;
+  return absl::OkStatus();
+}
+
 absl::StatusOr<sim::SimTime> Lab::Establish() {
   // Handshakes take a round trip or two; this is for a fabric that drops them.
   constexpr sim::SimTime kLimitPs = 100 * sim::kPsPerMs;
@@ -132,10 +142,10 @@ absl::StatusOr<sim::SimTime> Lab::Establish() {
 }
 
 void Lab::Post(FlowState& f, uint32_t index) {
-  while (!f.failed && f.outstanding < f.spec.depth &&
-         (f.spec.bytes == 0 || f.posted < f.spec.bytes)) {
-    const uint64_t n =
-        f.spec.bytes == 0 ? f.spec.msg_bytes : std::min(f.spec.msg_bytes, f.spec.bytes - f.posted);
+  uint64_t limit = f.spec.bytes == 0 ? UINT64_MAX : f.spec.bytes;
+  if (f.gate != FlowState::kNoGate) limit = std::min(limit, flows_[f.gate].done + f.gate_lead);
+  while (!f.failed && f.outstanding < f.spec.depth && f.posted < limit) {
+    const uint64_t n = std::min(f.spec.msg_bytes, limit - f.posted);
     if (!stack_->PostWrite(index, n).ok()) {
       f.failed = true;  // its QP is in error
       break;

@@ -26,10 +26,13 @@ const Experiment kExperiments[] = {
     {"permutation", "every host sends to another, each receiving once: flow completion times",
      RunPermutation},
     {"alltoall", "every host sends to every other at once: bus bandwidth", RunAllToAll},
+    {"allreduce", "ring all-reduce over every host, steps chained: bus bandwidth", RunAllReduce},
     {"planes", "P planes, every host to every other: throughput against P x one plane",
      RunPlaneScaling},
     {"failure", "a plane goes dark under load: throughput after, recovery time, QP errors",
      RunFailure},
+    {"spine", "a spine goes dark under load, routes reconverge later or never: the same figures",
+     RunSpineFailure},
 };
 }  // namespace
 

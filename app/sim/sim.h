@@ -73,6 +73,10 @@ struct FlowSpec {
 
 struct FlowState {
   FlowSpec spec;
+  /** Lab::Chain: it may have posted at most gate_lead bytes beyond what flow gate has completed. */
+  uint32_t gate = kNoGate;
+  uint64_t gate_lead = 0;
+  static constexpr uint32_t kNoGate = UINT32_MAX;
   uint64_t posted = 0;  ///< bytes posted
   uint64_t done = 0;    ///< bytes completed
   uint32_t outstanding = 0;
@@ -127,6 +131,12 @@ class Lab {
 
   /** Adds a flow (before or between Run calls); returns its index. */
   absl::StatusOr<uint32_t> AddFlow(const FlowSpec& f);
+  /**
+   * Chains flow @p flow behind flow @p after (the steps of a ring all-reduce):
+   * it may post only the bytes @p after has completed, plus @p lead (what it
+   * sends before it needs anything from @p after).
+   */
+  absl::Status Chain(uint32_t flow, uint32_t after, uint64_t lead);
   FlowState& flow(uint32_t i) { return flows_[i]; }
   size_t flow_count() const { return flows_.size(); }
   /**
@@ -238,8 +248,10 @@ absl::StatusOr<Result> RunIncast(const Params& p, Runner& r);
 absl::StatusOr<Result> RunIncastQps(const Params& p, Runner& r);
 absl::StatusOr<Result> RunPermutation(const Params& p, Runner& r);
 absl::StatusOr<Result> RunAllToAll(const Params& p, Runner& r);
+absl::StatusOr<Result> RunAllReduce(const Params& p, Runner& r);
 absl::StatusOr<Result> RunFailure(const Params& p, Runner& r);
 absl::StatusOr<Result> RunPlaneScaling(const Params& p, Runner& r);
+absl::StatusOr<Result> RunSpineFailure(const Params& p, Runner& r);
 
 /** Writes <out>/<name>.csv, .json, .gp (+ .png) and appends to summary.md. */
 absl::Status WriteReport(const Params& p, const Experiment& e, const Result& r, const Speed& s);

@@ -364,14 +364,16 @@ class EngineImpl final : public Engine {
   }
 
   void OnAck(TimeNs now, Qp* qp, uint32_t psn24, uint8_t syndrome) {
-    // How far past the oldest unacknowledged PSN the PSN points; not beyond what was sent.
+    // How far past the oldest unacknowledged PSN the PSN points; not beyond
+    // what was ever sent (after a go-back, the resends are behind what the
+    // responder may already have: its ACKs for it count).
     const uint64_t d = (psn24 - qp->una) & kPsnMask;
     if (syndrome == kSyndromeNakPsnSeq) {
-      if (d > qp->nxt - qp->una) return;  // stale, or beyond what was sent
-      Acked(now, qp, qp->una + d);        // the responder expects psn: all before it arrived
+      if (d > qp->sent_max - qp->una) return;  // stale, or beyond what was sent
+      Acked(now, qp, qp->una + d);             // the responder expects psn: all before it arrived
       stats_.go_backs_nak++;
       GoBack(qp, now);
-    } else if (d < qp->nxt - qp->una) {
+    } else if (d < qp->sent_max - qp->una) {
       Acked(now, qp, qp->una + d + 1);  // an ACK names the last PSN accepted
     }
   }

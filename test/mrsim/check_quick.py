@@ -14,9 +14,15 @@ hosts, 4 spines, 100 Gbit/s, seed 1), read from its JSON reports:
     delivers everything and stays fair (Jain >= 0.95), fairer than both
     baselines;
   - in a permutation metaroce's slowest flow beats RoCEv2's (ECMP collides);
+  - a ring all-reduce is held below line rate by its chain while a chunk is
+    less than the bandwidth-delay product (every protocol), and metaroce's
+    reaches >= 90 % of line rate once chunks are larger;
   - two planes carry >= 0.9 x twice one plane's throughput (metaroce);
   - a plane gone dark fails no metaroce QP, and metaroce gets back at least
-    0.45 of its throughput; RoCEv2's QPs on that plane fail.
+    0.45 of its throughput; RoCEv2's QPs on that plane fail;
+  - a spine gone dark (one of 4) fails no metaroce QP, and metaroce keeps
+    >= 0.9 x 3/4 of its throughput while routes stay; RoCEv2's QPs through it
+    fail then, and none fails when routes move it off after 0.1 ms.
   check_quick.py DIR"""
 import json
 import sys
@@ -51,7 +57,7 @@ def expect(cond, what):
 
 
 points = {"calibration": 1, "loss": 3, "incast": 1, "incast-qps": 2, "permutation": 2, "alltoall": 1,
-          "planes": 2, "failure": 1}
+          "allreduce": 2, "planes": 2, "failure": 1, "spine": 2}
 reports = {}
 for name, n in points.items():
     rep = load(name)
@@ -100,6 +106,14 @@ for size in [1, 4]:
         o = one(perm, p, "fct_max_us", size_mib=size)
         expect(m < o, f"permutation {size} MiB: metaroce's slowest flow {m} us, {p}'s {o} us")
 
+ar = reports["allreduce"]
+for p in PROTOS:
+    v = one(ar, p, "line_pct", size_mib=0.25)
+    expect(v < 60, f"allreduce 0.25 MiB: {p} at {v} % of line rate with 32 KiB chunks, want < 60 (the chain)")
+    expect(one(ar, p, "qp_errors", size_mib=4) == 0, f"allreduce: a {p} QP failed")
+v = one(ar, "metaroce", "line_pct", size_mib=4)
+expect(v >= 90, f"allreduce 4 MiB: metaroce at {v} % of line rate, want >= 90")
+
 v = one(reports["planes"], "metaroce", "vs_one_plane", planes=2)
 expect(v >= 0.9, f"planes: metaroce on two planes at {v} of twice one plane, want >= 0.9")
 
@@ -109,6 +123,17 @@ v = one(fail, "metaroce", "after_ratio")
 expect(v >= 0.45, f"failure: metaroce kept {v} of its throughput after a plane went dark, want >= 0.45")
 for p in ["rocev2-pfc", "rocev2"]:
     expect(one(fail, p, "qp_errors") > 0, f"failure: no {p} QP failed on the dark plane")
+
+sp = reports["spine"]
+for ms in [0.1, 10]:
+    expect(one(sp, "metaroce", "qp_errors", reconverge_ms=ms) == 0,
+           f"spine: a metaroce QP failed with routes back after {ms} ms")
+v = one(sp, "metaroce", "after_ratio", reconverge_ms=10)
+expect(v >= 0.9 * 0.75, f"spine: metaroce kept {v} of its throughput with a spine of 4 dark, want >= 0.675")
+for p in ["rocev2-pfc", "rocev2"]:
+    expect(one(sp, p, "qp_errors", reconverge_ms=10) > 0, f"spine: no {p} QP failed through the dark spine")
+    expect(one(sp, p, "qp_errors", reconverge_ms=0.1) == 0,
+           f"spine: a {p} QP failed although routes moved off the spine after 0.1 ms")
 
 for f in fails:
     print("FAIL:", f)

@@ -130,5 +130,44 @@ TEST(RoceV2, RetriesRunOutOnABlackholedPathAndTheQpFails) {
   EXPECT_EQ(a.engine().stats().tx_data_pkts, sent);  // a QP in error sends nothing more
 }
 
+// Every ACK of a window is lost, the data all arrived. The local ACK timeout
+// goes back to the oldest packet; the responder answers the first resend (a
+// duplicate) with an ACK of everything it has, and that ACK counts although
+// it names PSNs the requester has not resent yet (they were sent before): the
+// requester stops resending when it comes back, as a NIC that checks
+// ACKs against the PSNs it ever sent does. Before, such ACKs were dropped
+// until the resends caught up, so the whole window went again, and a QP paced
+// below the ACKs' pace never caught up and failed.
+TEST(RoceV2, AnAckForPacketsSentBeforeAGoBackEndsTheResends) {
+  sim::Fabric fabric(7);
+  const sim::Topology t = *sim::BuildBackToBack(fabric, sim::BackToBackConfig{});
+  rocev2::Config cfg;
+  cfg.window_pkts = 512;
+  sim::RoceNode a(t.hosts[0], cfg), b(t.hosts[1], cfg);
+  const uint32_t qa = a.engine().CreateQp(), qb = b.engine().CreateQp();
+  ASSERT_TRUE(a.engine().ConnectQp(qa, t.hosts[1]->ipv4(), t.hosts[1]->mac(), qb, 49152).ok());
+  ASSERT_TRUE(b.engine().ConnectQp(qb, t.hosts[0]->ipv4(), t.hosts[0]->mac(), qa, 49153).ok());
+  sim::FaultConfig dark;
+  dark.loss_probability = 1;
+  ASSERT_TRUE(fabric.SetLinkFaults(t.host_links[0], dark, sim::LinkDirection::kBtoA).ok());
+  // One window of packets.
+  const uint64_t bytes = uint64_t{cfg.window_pkts} * cfg.mtu_bytes / 2;
+  for (uint64_t i = 0; i < 2; i++) ASSERT_TRUE(a.engine().PostWrite(a.NowNs(), qa, i, bytes).ok());
+  a.Kick();
+  fabric.RunUntil(cfg.ack_timeout_ns / 2 * sim::kPsPerNs);
+  ASSERT_EQ(b.engine().stats().rx_accepted_pkts, cfg.window_pkts);  // all arrived, no ACK came
+  ASSERT_EQ(a.engine().stats().tx_resent_pkts, 0u);
+  ASSERT_TRUE(fabric.SetLinkFaults(t.host_links[0], sim::FaultConfig{}).ok());
+  fabric.RunUntil(2 * cfg.ack_timeout_ns * sim::kPsPerNs);
+  rocev2::Completion c[4];
+  ASSERT_EQ(a.engine().PollCq(c), 2u);
+  EXPECT_EQ(c[0].status, rocev2::WcStatus::kSuccess);
+  EXPECT_EQ(c[1].status, rocev2::WcStatus::kSuccess);
+  const rocev2::Stats& s = a.engine().stats();
+  EXPECT_EQ(s.go_backs_timeout, 1u);
+  // What the NIC had queued when the ACK came back, not the window.
+  EXPECT_LT(s.tx_resent_pkts, cfg.window_pkts / 4) << s.tx_resent_pkts << " resent";
+}
+
 }  // namespace
 }  // namespace metaroce::testing
