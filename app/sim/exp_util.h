@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <limits>
 
 #include "absl/strings/str_format.h"
@@ -179,6 +180,21 @@ inline double MeanOf(const std::vector<double>& v, size_t from, size_t to) {
   for (size_t i = from; i < to && i < v.size(); i++) sum += v[i];
   return to > from ? sum / static_cast<double>(to - from) : 0;
 }
+
+/** A permutation's flows, when each finished. */
+struct PermutationRun {
+  std::vector<double> fct_us;  ///< the finished flows' completion times
+  uint32_t unfinished = 0, errors = 0;
+  double ideal_us = 0;  ///< S at the host's line rate
+};
+/**
+ * Every host writes @p bytes to another (Derangement(hosts, @p seed)), 1 MiB
+ * WRITEs, 8 outstanding; @p fault, if any, is called once the connections
+ * are up, before the flows start; the run ends when every flow has, or at
+ * 20 x ideal + 10 ms.
+ */
+absl::StatusOr<PermutationRun> RunPermutationFlows(
+    Lab& l, uint64_t seed, uint64_t bytes, const std::function<absl::Status(Lab&)>& fault = {});
 
 /** A random derangement of 0..n-1 (no host sends to itself), from @p seed. */
 std::vector<uint32_t> Derangement(uint32_t n, uint64_t seed);

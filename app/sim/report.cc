@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "sim.h"
 
 extern char** environ;
@@ -183,12 +184,15 @@ std::string PlotData(const Table& t) {
   return o;
 }
 
+// gnuplot's single-quoted strings take a quote as two.
+std::string GnuplotQuoted(const std::string& s) { return absl::StrReplaceAll(s, {{"'", "''"}}); }
+
 std::string PlotScript(const Experiment& e, const Table& t) {
   std::string o = absl::StrFormat(
       "set terminal pngcairo size 900,560 noenhanced\nset output '%s.png'\n"
       "set title '%s: %s'\nset xlabel '%s'\nset ylabel '%s'\nset key outside right top\n"
       "set grid\n",
-      e.name, e.name, e.what, t.x_name, t.metrics[t.plot_metric]);
+      e.name, e.name, GnuplotQuoted(e.what), t.x_name, t.metrics[t.plot_metric]);
   if (t.log_x) o += "set logscale x\n";
   if (const std::vector<double> xs = XsOf(t); xs.size() == 1) {
     o += absl::StrFormat("set xrange [%.9g:%.9g]\n", xs[0] * 0.5, xs[0] * 1.5 + 1);

@@ -244,6 +244,7 @@ std::span<const Experiment> Experiments();
 
 absl::StatusOr<Result> RunCalibration(const Params& p, Runner& r);
 absl::StatusOr<Result> RunLossSweep(const Params& p, Runner& r);
+absl::StatusOr<Result> RunGraySpine(const Params& p, Runner& r);
 absl::StatusOr<Result> RunIncast(const Params& p, Runner& r);
 absl::StatusOr<Result> RunIncastQps(const Params& p, Runner& r);
 absl::StatusOr<Result> RunPermutation(const Params& p, Runner& r);
