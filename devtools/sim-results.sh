@@ -27,7 +27,7 @@ start=$(date +%s)
     "$sim" --out "$out/d" --seeds 10 "$@" spine
 } 2>"$out/lane.log" &
 lane=$!
-"$sim" --out "$out/a" --seeds 10 "$@" calibration loss gray incast incast-qps permutation alltoall allreduce
+"$sim" --out "$out/a" --seeds 10 "$@" calibration loss bursty gray incast incast-qps permutation alltoall allreduce
 "$sim" --out "$out/c" --seeds 10 "$@" failure
 # 127 senders: a fabric of 16 leaves (128 hosts).
 "$sim" --out "$out/e" --seeds 10 --leaves 16 -x 127 "$@" incast

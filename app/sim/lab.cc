@@ -57,7 +57,14 @@ absl::StatusOr<std::unique_ptr<Lab>> Lab::Create(const Params& p, const LabConfi
   lab->topo_ = std::move(*t);
   if (c.loss > 0) {
     sim::FaultConfig f;
-    f.loss_probability = c.loss;
+    if (c.burst_frames > 0) {
+      // The bad state's share of frames is the loss: p_gb / (p_gb + p_bg).
+      f.burst_loss.enabled = true;
+      f.burst_loss.p_bad_to_good = 1 / c.burst_frames;
+      f.burst_loss.p_good_to_bad = c.loss * f.burst_loss.p_bad_to_good / (1 - c.loss);
+    } else {
+      f.loss_probability = c.loss;
+    }
     if (auto st = lab->fabric_.SetAllLinkFaults(f); !st.ok()) return st;
   }
   if (c.proto == Proto::kMetaRoce) {

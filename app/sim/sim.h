@@ -102,7 +102,12 @@ class Stack;  // a protocol's engines (stack.h)
 struct LabConfig {
   Proto proto = Proto::kMetaRoce;
   uint64_t seed = 1;
-  double loss = 0;      ///< Bernoulli loss on every link, both directions
+  double loss = 0;  ///< loss on every link, both directions
+  /**
+   * 0: loss is Bernoulli. Else bursts (Gilbert-Elliott: the bad state loses
+   * every frame) of this many frames on average, as often as makes @c loss.
+   */
+  double burst_frames = 0;
   uint32_t planes = 0;  ///< 0: Params::planes
 };
 
@@ -245,6 +250,7 @@ std::span<const Experiment> Experiments();
 absl::StatusOr<Result> RunCalibration(const Params& p, Runner& r);
 absl::StatusOr<Result> RunLossSweep(const Params& p, Runner& r);
 absl::StatusOr<Result> RunGraySpine(const Params& p, Runner& r);
+absl::StatusOr<Result> RunBurstyLoss(const Params& p, Runner& r);
 absl::StatusOr<Result> RunIncast(const Params& p, Runner& r);
 absl::StatusOr<Result> RunIncastQps(const Params& p, Runner& r);
 absl::StatusOr<Result> RunPermutation(const Params& p, Runner& r);
