@@ -40,64 +40,39 @@ absl::StatusOr<Result> RunAllReduce(const Params& p, Runner& r) {
   Result res;
   Table& t = res.table;
   t.x_name = "size_mib";
-  t.metrics = {"time_us", "busbw_gbps", "line_pct", "unfinished", "qp_errors", "cross_leaf"};
+  t.metrics = kCollectiveMetrics;
+  t.metrics.push_back("cross_leaf");
   t.plot_metric = t.Metric("line_pct");
   t.log_x = true;
   const std::vector<double> xs = XsOf(p, {4, 16, 64}, {0.25, 4});
-  auto st = Sweep(
-      p, r, xs, &t, PlainLab,
-      [&](Lab& l, Proto, uint64_t seed, double x) -> absl::StatusOr<std::vector<double>> {
-        const uint32_t n = l.hosts();
-        const auto chunk = static_cast<uint64_t>(x * kMiB) / n;
-        if (chunk == 0) return absl::InvalidArgumentError("allreduce: S / hosts is 0 bytes");
-        const uint64_t per_rank = 2 * (n - 1) * chunk;
-        const std::vector<uint32_t> ring = RingOrder(n, seed);
-        uint32_t cross_leaf = 0;
-        for (uint32_t k = 0; k < n; k++) {
-          FlowSpec f;
-          f.src = ring[k];
-          f.dst = ring[(k + 1) % n];
-          f.bytes = per_rank;
-          f.msg_bytes = std::min(chunk, kSliceBytes);
-          f.depth = kRankDepth;
-          cross_leaf += l.LeafOf(f.src) != l.LeafOf(f.dst);
-          if (auto id = l.AddFlow(f); !id.ok()) return id.status();
-        }
-        for (uint32_t k = 0; k < n; k++) {
-          if (auto c = l.Chain(k, (k + n - 1) % n, chunk); !c.ok()) return c;
-        }
-        const double ideal_us =
-            static_cast<double>(per_rank * 8) / static_cast<double>(l.host_bps()) * 1e6;
-        auto t0 = l.Establish();
-        if (!t0.ok()) return t0.status();
-        l.Run(*t0 + static_cast<sim::SimTime>(ideal_us * 20 * sim::kPsPerUs) + 10 * sim::kPsPerMs);
-        sim::SimTime last = 0;
-        uint32_t unfinished = 0, errors = 0;
-        for (uint32_t i = 0; i < l.flow_count(); i++) {
-          const FlowState& f = l.flow(i);
-          errors += f.failed;
-          unfinished += f.end_ps == 0;
-          last = std::max(last, f.end_ps);
-        }
-        if (unfinished > 0) {
-          return std::vector<double>{kNaN,
-                                     0,
-                                     0,
-                                     static_cast<double>(unfinished),
-                                     static_cast<double>(errors),
-                                     static_cast<double>(cross_leaf)};
-        }
-        const double us = static_cast<double>(last - *t0) / sim::kPsPerUs;
-        // NCCL: algbw = S / time, busbw = algbw x 2 (N - 1) / N: what each
-        // rank sent, per second.
-        const double busbw = static_cast<double>(per_rank * 8) / (us * 1e-6) / 1e9;
-        return std::vector<double>{us,
-                                   busbw,
-                                   100 * busbw * 1e9 / static_cast<double>(l.host_bps()),
-                                   0,
-                                   static_cast<double>(errors),
-                                   static_cast<double>(cross_leaf)};
-      });
+  auto st =
+      Sweep(p, r, xs, &t, PlainLab,
+            [&](Lab& l, Proto, uint64_t seed, double x) -> absl::StatusOr<std::vector<double>> {
+              const uint32_t n = l.hosts();
+              const auto chunk = static_cast<uint64_t>(x * kMiB) / n;
+              if (chunk == 0) return absl::InvalidArgumentError("allreduce: S / hosts is 0 bytes");
+              const uint64_t per_rank = 2 * (n - 1) * chunk;
+              const std::vector<uint32_t> ring = RingOrder(n, seed);
+              uint32_t cross_leaf = 0;
+              for (uint32_t k = 0; k < n; k++) {
+                FlowSpec f;
+                f.src = ring[k];
+                f.dst = ring[(k + 1) % n];
+                f.bytes = per_rank;
+                f.msg_bytes = std::min(chunk, kSliceBytes);
+                f.depth = kRankDepth;
+                cross_leaf += l.LeafOf(f.src) != l.LeafOf(f.dst);
+                if (auto id = l.AddFlow(f); !id.ok()) return id.status();
+              }
+              for (uint32_t k = 0; k < n; k++) {
+                if (auto c = l.Chain(k, (k + n - 1) % n, chunk); !c.ok()) return c;
+              }
+              auto run = RunCollective(l, per_rank);
+              if (!run.ok()) return run.status();
+              std::vector<double> row = run->Row();
+              row.push_back(cross_leaf);
+              return row;
+            });
   if (!st.ok()) return st;
   CollectiveVerdicts(p, t, xs, &res.verdicts);
   res.notes = absl::StrFormat(

@@ -15,7 +15,7 @@ absl::StatusOr<Result> RunSpineFailure(const Params& p, Runner& r) {
   Result res;
   Table& t = res.table;
   t.x_name = "reconverge_ms";
-  t.metrics = {"before_gbps", "after_gbps", "after_ratio", "back_after_rtts", "qp_errors"};
+  t.metrics = kFailureMetrics;
   t.plot_metric = t.Metric("after_ratio");
   if (p.spines < 2) return absl::InvalidArgumentError("spine needs 2 spines or more (--spines)");
   // 10 ms: after the run's end, so routes stay as they are while it is measured.
@@ -25,30 +25,13 @@ absl::StatusOr<Result> RunSpineFailure(const Params& p, Runner& r) {
   auto st =
       Sweep(p, r, xs, &t, PlainLab,
             [&](Lab& l, Proto, uint64_t seed, double x) -> absl::StatusOr<std::vector<double>> {
-              const std::vector<uint32_t> to = Derangement(l.hosts(), seed);
-              for (uint32_t i = 0; i < l.hosts(); i++) {
-                FlowSpec f;
-                f.src = i;
-                f.dst = to[i];
-                f.msg_bytes = kSteadyMsgBytes;
-                if (auto id = l.AddFlow(f); !id.ok()) return id.status();
-              }
-              auto t0 = l.Establish();
-              if (!t0.ok()) return t0.status();
-              const FailureTimeline tl;
-              sim::FaultConfig f;
-              f.blackhole_at_ps = tl.DarkAt(*t0);
-              f.reconverge_after_ps = static_cast<sim::SimTime>(x * sim::kPsPerMs);
+              std::vector<sim::LinkId> spine;
               for (uint32_t leaf = 0; leaf < l.topo().leaves_per_plane(); leaf++) {
-                if (auto s = l.fabric().SetLinkFaults(l.topo().fabric_link(leaf, 0), f); !s.ok()) {
-                  return s;
-                }
+                spine.push_back(l.topo().fabric_link(leaf, 0));
               }
-              const Recovery rec = RunFailureTimeline(l, *t0, tl, share);
-              const double n = l.hosts();
-              return std::vector<double>{rec.before_gbps / n, rec.after_gbps / n,
-                                         rec.before_gbps > 0 ? rec.after_gbps / rec.before_gbps : 0,
-                                         rec.back_rtts, static_cast<double>(l.totals().qp_errors)};
+              sim::FaultConfig f;
+              f.reconverge_after_ps = static_cast<sim::SimTime>(x * sim::kPsPerMs);
+              return FailureRow(l, seed, spine, f, share);
             });
   if (!st.ok()) return st;
   for (double x : xs) {
@@ -63,7 +46,7 @@ absl::StatusOr<Result> RunSpineFailure(const Params& p, Runner& r) {
       "(S - 1) / S of the leaves' uplinks. A RoCE QP hashed onto the spine stalls until routes "
       "change, and fails if its retries (7 local ACK timeouts of 100 us) run out first; metaroce "
       "moves the paths that crossed the spine to other source ports. " +
-      RecoveryNote(FailureTimeline{});
+      FailureNote();
   return res;
 }
 

@@ -92,41 +92,31 @@ struct SteadyFlow {
 };
 absl::StatusOr<SteadyFlow> RunSteadyFlow(Lab& l, sim::SimTime warmup_ps, sim::SimTime measure_ps);
 
-/**
- * The timeline of a failure: endless flows warmed for warm_ps, measured for
- * before_ps, then something goes dark and the lab runs after_ps more, the
- * last tail_ps of which give the rate after.
- */
-struct FailureTimeline {
-  sim::SimTime warm_ps = 100 * sim::kPsPerUs;
-  sim::SimTime before_ps = 200 * sim::kPsPerUs;
-  sim::SimTime after_ps = 3 * sim::kPsPerMs;
-  sim::SimTime tail_ps = sim::kPsPerMs;
-  sim::SimTime DarkAt(sim::SimTime t0) const { return t0 + warm_ps + before_ps; }
-};
-
-/** What a failure did to the flows' throughput (every host's together). */
-struct Recovery {
-  double before_gbps = 0, after_gbps = 0;
-  double back_rtts = 0;  ///< NaN: never back
-};
+/** The metrics of a failure experiment's row, in FailureRow's order. */
+inline const std::vector<std::string> kFailureMetrics = {"before_gbps", "after_gbps", "after_ratio",
+                                                         "back_after_rtts", "qp_errors"};
 
 /**
- * Runs @p l through @p tl from @p t0 (the flows established, the fault set
- * at tl.DarkAt(t0)) in bins of a few base RTTs, and measures before, after,
- * and when the rate was back to stay at @p share of before (a window of a
- * few bins at >= 90 % of it, and every window after).
+ * Every host writes endlessly to another (Derangement(hosts, @p seed)),
+ * 64 KiB WRITEs, one QP per plane (RoCE: QP k on plane k). After a warm-up
+ * and a measured time, @p dark_links get the faults @p dark from then on
+ * (its blackhole time is set here), and the lab runs 3 ms more. The row:
+ * the rate before and after per host, their ratio, when the rate was back
+ * to stay at @p share of before (in base RTTs; NaN: never), QP errors.
  */
-Recovery RunFailureTimeline(Lab& l, sim::SimTime t0, const FailureTimeline& tl, double share);
+absl::StatusOr<std::vector<double>> FailureRow(Lab& l, uint64_t seed,
+                                               const std::vector<sim::LinkId>& dark_links,
+                                               sim::FaultConfig dark, double share);
+/** How FailureRow measures, for an experiment's notes. */
+std::string FailureNote();
+
 /**
- * metaroce's verdicts at @p x of a table of Recovery's figures (`after_ratio`,
- * `back_after_rtts`, `qp_errors`): back to @p share of before, within 10
- * base RTTs, with no QP error. @p what names the failure.
+ * metaroce's verdicts at @p x of a table of FailureRow's rows: back to
+ * @p share of before, within 10 base RTTs, with no QP error. @p what names
+ * the failure.
  */
 void RecoveryVerdicts(const Params& p, const Table& t, double x, const std::string& what,
                       double share, std::vector<Verdict>* out);
-/** How Recovery's back_rtts is counted, for an experiment's notes. */
-std::string RecoveryNote(const FailureTimeline& tl);
 
 /** "0.912" style numbers for verdicts. */
 inline std::string Fmt(double v) { return std::isnan(v) ? "n/a" : absl::StrFormat("%.3g", v); }
@@ -135,6 +125,28 @@ inline std::string Fmt(double v) { return std::isnan(v) ? "n/a" : absl::StrForma
 inline bool HasMetaRoce(const Params& p) {
   return std::find(p.protos.begin(), p.protos.end(), Proto::kMetaRoce) != p.protos.end();
 }
+
+/** The metrics CollectiveRun::Row gives, in its order. */
+inline const std::vector<std::string> kCollectiveMetrics = {"time_us", "busbw_gbps", "line_pct",
+                                                            "unfinished", "qp_errors"};
+
+/** A collective's flows, run to the end. */
+struct CollectiveRun {
+  double time_us = kNaN;  ///< until the last flow finished; NaN if one did not
+  double busbw_gbps = 0;  ///< what each host sent, over that time
+  double line_pct = 0;    ///< busbw against the host's line rate
+  uint32_t unfinished = 0, errors = 0;
+  /** time_us, busbw_gbps, line_pct, unfinished, qp_errors: the start of a collective's row. */
+  std::vector<double> Row() const {
+    return {time_us, busbw_gbps, line_pct, static_cast<double>(unfinished),
+            static_cast<double>(errors)};
+  }
+};
+/**
+ * Runs the flows added to @p l, every host sending @p bytes_per_host, until
+ * the last one finished or 20 x the ideal time + 10 ms.
+ */
+absl::StatusOr<CollectiveRun> RunCollective(Lab& l, uint64_t bytes_per_host);
 
 /**
  * A collective's verdicts at every size: metaroce's bus bandwidth (`line_pct`)

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <memory>
 
 #include "gtest/gtest.h"
 #include "one_link.h"
@@ -30,6 +31,27 @@ RoceRun RunOneQp(double loss, uint32_t window_pkts, uint64_t seed, uint32_t firs
 }
 
 double Analytic(double p, uint32_t w) { return (1 - p) / (1 + p * w); }
+
+// Two hosts back to back, one QP each, connected; one direction of the
+// link drops everything from the start.
+struct BackToBackQps {
+  sim::Fabric fabric;
+  sim::Topology t;
+  std::unique_ptr<sim::RoceNode> a, b;
+  uint32_t qa = 0, qb = 0;
+  BackToBackQps(uint64_t seed, const rocev2::Config& cfg, sim::LinkDirection dark_dir)
+      : fabric(seed), t(*sim::BuildBackToBack(fabric, sim::BackToBackConfig{})) {
+    a = std::make_unique<sim::RoceNode>(t.hosts[0], cfg);
+    b = std::make_unique<sim::RoceNode>(t.hosts[1], cfg);
+    qa = a->engine().CreateQp();
+    qb = b->engine().CreateQp();
+    EXPECT_TRUE(a->engine().ConnectQp(qa, t.hosts[1]->ipv4(), t.hosts[1]->mac(), qb, 49152).ok());
+    EXPECT_TRUE(b->engine().ConnectQp(qb, t.hosts[0]->ipv4(), t.hosts[0]->mac(), qa, 49153).ok());
+    sim::FaultConfig dark;
+    dark.loss_probability = 1;
+    EXPECT_TRUE(fabric.SetLinkFaults(t.host_links[0], dark, dark_dir).ok());
+  }
+};
 
 TEST(RoceV2, LosslessRunsAtLineRateInOrder) {
   const RoceRun r = RunOneQp(0, 64, 1);
@@ -98,16 +120,11 @@ TEST(RoceV2, DamagedFramesAreDroppedAndRecovered) {
 // after retry_count of them in a row the QP fails, as an RC QP with
 // retry_cnt 7 does - the oldest WRITE with "retry exceeded", the rest flushed.
 TEST(RoceV2, RetriesRunOutOnABlackholedPathAndTheQpFails) {
-  sim::Fabric fabric(6);
-  const sim::Topology t = *sim::BuildBackToBack(fabric, sim::BackToBackConfig{});
   const rocev2::Config cfg;
-  sim::RoceNode a(t.hosts[0], cfg), b(t.hosts[1], cfg);
-  const uint32_t qa = a.engine().CreateQp(), qb = b.engine().CreateQp();
-  ASSERT_TRUE(a.engine().ConnectQp(qa, t.hosts[1]->ipv4(), t.hosts[1]->mac(), qb, 49152).ok());
-  ASSERT_TRUE(b.engine().ConnectQp(qb, t.hosts[0]->ipv4(), t.hosts[0]->mac(), qa, 49153).ok());
-  sim::FaultConfig dark;
-  dark.loss_probability = 1;
-  ASSERT_TRUE(fabric.SetLinkFaults(t.host_links[0], dark, sim::LinkDirection::kAtoB).ok());
+  BackToBackQps q(6, cfg, sim::LinkDirection::kAtoB);
+  sim::Fabric& fabric = q.fabric;
+  sim::RoceNode& a = *q.a;
+  const uint32_t qa = q.qa;
   for (uint64_t i = 0; i < 3; i++) ASSERT_TRUE(a.engine().PostWrite(a.NowNs(), qa, i, 65536).ok());
   a.Kick();
   rocev2::Completion c[8];
@@ -139,17 +156,13 @@ TEST(RoceV2, RetriesRunOutOnABlackholedPathAndTheQpFails) {
 // until the resends caught up, so the whole window went again, and a QP paced
 // below the ACKs' pace never caught up and failed.
 TEST(RoceV2, AnAckForPacketsSentBeforeAGoBackEndsTheResends) {
-  sim::Fabric fabric(7);
-  const sim::Topology t = *sim::BuildBackToBack(fabric, sim::BackToBackConfig{});
   rocev2::Config cfg;
   cfg.window_pkts = 512;
-  sim::RoceNode a(t.hosts[0], cfg), b(t.hosts[1], cfg);
-  const uint32_t qa = a.engine().CreateQp(), qb = b.engine().CreateQp();
-  ASSERT_TRUE(a.engine().ConnectQp(qa, t.hosts[1]->ipv4(), t.hosts[1]->mac(), qb, 49152).ok());
-  ASSERT_TRUE(b.engine().ConnectQp(qb, t.hosts[0]->ipv4(), t.hosts[0]->mac(), qa, 49153).ok());
-  sim::FaultConfig dark;
-  dark.loss_probability = 1;
-  ASSERT_TRUE(fabric.SetLinkFaults(t.host_links[0], dark, sim::LinkDirection::kBtoA).ok());
+  BackToBackQps q(7, cfg, sim::LinkDirection::kBtoA);
+  sim::Fabric& fabric = q.fabric;
+  sim::RoceNode &a = *q.a, &b = *q.b;
+  const uint32_t qa = q.qa;
+  const sim::Topology& t = q.t;
   // One window of packets.
   const uint64_t bytes = uint64_t{cfg.window_pkts} * cfg.mtu_bytes / 2;
   for (uint64_t i = 0; i < 2; i++) ASSERT_TRUE(a.engine().PostWrite(a.NowNs(), qa, i, bytes).ok());
