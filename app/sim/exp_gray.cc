@@ -65,30 +65,8 @@ absl::StatusOr<Result> RunGraySpine(const Params& p, Runner& r) {
             static_cast<double>(run->errors)};
       });
   if (!st.ok()) return st;
-  // The slowest flow against the lossless run of its protocol and seed.
-  const size_t tail = t.Metric("tail_pct"), vs = t.Metric("vs_lossless");
-  for (Table::Row& row : t.rows) {
-    for (const Table::Row& ref : t.rows) {
-      if (ref.x == 0 && ref.proto == row.proto && ref.seed == row.seed && ref.v[tail] > 0) {
-        row.v[vs] = row.v[tail] / ref.v[tail];
-      }
-    }
-  }
-  for (double x : xs) {
-    if (x == 0 || !HasMetaRoce(p)) continue;
-    const double m = SpreadOf(t, Proto::kMetaRoce, x, vs).median;
-    const double target = x <= 1 ? 0.9 : 0.5;
-    res.verdicts.push_back(
-        {absl::StrFormat("metaroce, %g %% loss on one spine: slowest flow against lossless", x),
-         absl::StrFormat(">= %.2f", target), Fmt(m), m >= target});
-    for (Proto proto : p.protos) {
-      if (proto == Proto::kMetaRoce) continue;
-      const double v = SpreadOf(t, proto, x, vs).median;
-      res.verdicts.push_back(
-          {absl::StrFormat("%g %% loss on one spine: metaroce ahead of %s", x, ProtoName(proto)),
-           "> " + Fmt(v), Fmt(m), m > v});
-    }
-  }
+  AgainstZero(&t, "tail_pct", "vs_lossless");  // the slowest flow's
+  LossVerdicts(p, t, xs, " on one spine", &res.verdicts);
   res.notes = absl::StrFormat(
       "Every host writes %g MiB to another (a random derangement per seed, 1 MiB WRITEs, 8 "
       "outstanding), and every link of spine 0 drops with `loss_pct`, both directions, from when "

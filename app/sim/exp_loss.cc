@@ -55,30 +55,8 @@ absl::StatusOr<Result> LossSweep(const Params& p, Runner& r, double burst_frames
                   s->first_done_us};
             });
   if (!st.ok()) return st;
-  // Each run against the lossless run of its protocol and seed.
-  const size_t g = t.Metric("goodput_gbps"), vs = t.Metric("vs_lossless");
-  for (Table::Row& row : t.rows) {
-    for (const Table::Row& ref : t.rows) {
-      if (ref.x == 0 && ref.proto == row.proto && ref.seed == row.seed && ref.v[g] > 0) {
-        row.v[vs] = row.v[g] / ref.v[g];
-      }
-    }
-  }
-  auto median_at = [&](Proto proto, double x, size_t m) { return SpreadOf(t, proto, x, m).median; };
-  for (double x : {1.0, 10.0}) {
-    if (std::find(xs.begin(), xs.end(), x) == xs.end() || !HasMetaRoce(p)) continue;
-    const double m = median_at(Proto::kMetaRoce, x, vs);
-    const double target = x == 1 ? 0.9 : 0.5;
-    res.verdicts.push_back({absl::StrFormat("metaroce at %g %% loss, against lossless", x),
-                            absl::StrFormat(">= %.2f", target), Fmt(m), m >= target});
-    for (Proto proto : p.protos) {
-      if (proto == Proto::kMetaRoce) continue;
-      const double v = median_at(proto, x, vs);
-      res.verdicts.push_back(
-          {absl::StrFormat("%g %% loss: metaroce ahead of %s", x, ProtoName(proto)), "> " + Fmt(v),
-           Fmt(m), m > v});
-    }
-  }
+  AgainstZero(&t, "goodput_gbps", "vs_lossless");
+  LossVerdicts(p, t, xs, "", &res.verdicts);
   const std::string model =
       burst_frames > 0
           ? absl::StrFormat(

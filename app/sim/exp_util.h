@@ -149,6 +149,46 @@ struct CollectiveRun {
 absl::StatusOr<CollectiveRun> RunCollective(Lab& l, uint64_t bytes_per_host);
 
 /**
+ * Sets metric @p to of every row of @p t to its metric @p from over that of
+ * the row of its protocol and seed at x = 0 (loss sweeps: against lossless).
+ */
+inline void AgainstZero(Table* t, const std::string& from, const std::string& to) {
+  const size_t f = t->Metric(from), v = t->Metric(to);
+  for (Table::Row& row : t->rows) {
+    for (const Table::Row& ref : t->rows) {
+      if (ref.x == 0 && ref.proto == row.proto && ref.seed == row.seed && ref.v[f] > 0) {
+        row.v[v] = row.v[f] / ref.v[f];
+      }
+    }
+  }
+}
+
+/**
+ * A loss sweep's verdicts on `vs_lossless` (simulation.md): metaroce keeps
+ * >= 0.90 at 1 % loss and >= 0.50 at 10 %, ahead of every other protocol;
+ * @p where follows "N % loss" in the claims (" on one spine").
+ */
+inline void LossVerdicts(const Params& p, const Table& t, const std::vector<double>& xs,
+                         const std::string& where, std::vector<Verdict>* out) {
+  if (!HasMetaRoce(p)) return;
+  const size_t vs = t.Metric("vs_lossless");
+  for (double x : {1.0, 10.0}) {
+    if (std::find(xs.begin(), xs.end(), x) == xs.end()) continue;
+    const double m = SpreadOf(t, Proto::kMetaRoce, x, vs).median;
+    const double target = x == 1 ? 0.9 : 0.5;
+    out->push_back({absl::StrFormat("metaroce at %g %% loss%s, against lossless", x, where),
+                    absl::StrFormat(">= %.2f", target), Fmt(m), m >= target});
+    for (Proto proto : p.protos) {
+      if (proto == Proto::kMetaRoce) continue;
+      const double v = SpreadOf(t, proto, x, vs).median;
+      out->push_back(
+          {absl::StrFormat("%g %% loss%s: metaroce ahead of %s", x, where, ProtoName(proto)),
+           "> " + Fmt(v), Fmt(m), m > v});
+    }
+  }
+}
+
+/**
  * A collective's verdicts at every size: metaroce's bus bandwidth (`line_pct`)
  * at >= 90 % of line rate and ahead of every other protocol run.
  */

@@ -126,7 +126,7 @@ absl::StatusOr<uint32_t> Lab::AddFlow(const FlowSpec& f) {
 absl::Status Lab::Chain(uint32_t flow, uint32_t after, uint64_t lead) {
   if (flow >= flows_.size() || after >= flows_.size() || flow == after) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "chain %u after %u: flows are 0..%zu and distinct", flow, after, flows_.size() - 1));
+        "chain %u after %u: want two distinct flows of the %zu added", flow, after, flows_.size()));
   }
   flows_[flow].gate = after;
   flows_[flow].gate_lead = lead;
