@@ -371,7 +371,10 @@ absl::Status EngineImpl::ConnectQp(uint32_t qpn, const PeerAddr& peer, uint32_t 
   qp->conn = c->local_id;
   qp->connection = c;
   qp->rx_mark = c->rx_pkts;
-  if (c->qps.empty()) c->qps_rejoined = true;
+  // A connection that was idle without QPs kept nothing alive: its peer's
+  // silence so far is no sign of trouble (ConnTimers restarts the clock at
+  // the next poll). One still connecting starts its clock when it opens.
+  if (c->qps.empty() && c->state == ConnState::kEstablished) c->qps_rejoined = true;
   c->idle_since = kNever;
   qp->remote_qpn = remote_qpn;
   qp->state = QpState::kReady;

@@ -281,8 +281,9 @@ struct Connection {
   TimeNs base_rtt_at = 0;    ///< taken at; renewed when older than config::kCcBaseRttWindowNs
   TimeNs last_rx_at = 0;     ///< any valid packet from the peer
   /**
-   * A QP joined while it had none: nothing was kept alive before, so the
-   * peer's silence counts from the next timer run, not from last_rx_at.
+   * A QP joined while it was established with none: nothing was kept alive
+   * before, so the peer's silence counts from the next poll (ConnDeadline
+   * is then due), not from last_rx_at.
    */
   bool qps_rejoined = false;
   TimeNs keepalive_at = 0;  ///< earliest next keep-alive probe

@@ -93,6 +93,10 @@ void EngineImpl::QueueNewest(Connection* c, TxPath* path, uint16_t prefer, uint1
 
 void EngineImpl::ConnTimers(TimeNs now, Connection* c) {
   if (c->state != ConnState::kEstablished) return;
+  if (c->qps_rejoined) {
+    c->qps_rejoined = false;
+    c->last_rx_at = std::max(c->last_rx_at, now);
+  }
   for (TxPath& path : c->paths) {
     if (path.state != PathState::kActive || path.inflight == 0) continue;
     if (path.reorder_at <= now) {
@@ -152,10 +156,6 @@ void EngineImpl::ConnTimers(TimeNs now, Connection* c) {
     }
   }
   if (!c->qps.empty()) {
-    if (c->qps_rejoined) {
-      c->qps_rejoined = false;
-      c->last_rx_at = std::max(c->last_rx_at, now);
-    }
     if (now - c->last_rx_at >= cfg.conn_fail_after_ns) {
       FailConnection(c);
       return;
@@ -200,7 +200,7 @@ TimeNs EngineImpl::ConnDeadline(const Connection* c) const {
   if (c->state == ConnState::kFailed) return kNever;
   if (c->state == ConnState::kConnecting) return c->req_at;
   TimeNs t = c->probe_min;
-  if (c->close_pending) return 0;
+  if (c->close_pending || c->qps_rejoined) return 0;
   if (c->qps.empty())
     t = c->idle_since == kNever ? 0 : std::min(t, c->idle_since + cfg.conn_idle_ns);
   PeerSilence silence;

@@ -552,6 +552,29 @@ TEST_F(EngineUnitTest, APeerThatFallsSilentAfterAnsweringHasStalledAndTheRtoWait
   }
 }
 
+// A connection's first packets all lost (an incast's first round trip) with
+// nothing heard since the handshake: not a stalled peer, the RTO as it is.
+// The QP joined the connection while it was connecting; the silence clock
+// once restarted at the connection's first timer (the tail-loss probe), as
+// if the peer had spoken then, and the RTO waited rto_silent_ns after it.
+TEST_F(EngineUnitTest, FirstPacketsAllLostTimeOutAtTheRtoNotAfterAPeerStall) {
+  EngineConfig cfg = BaseConfig();
+  cfg.num_paths = 2;
+  ASSERT_NO_FATAL_FAILURE(Start(cfg));
+  FillSource(2 * kPayload);
+  ASSERT_NO_FATAL_FAILURE(PostWrite(1, 2 * kPayload));
+  const TimeNs t0 = now_;
+  ASSERT_EQ(OfType(Drain(t0), PacketType::kWrite).size(), 2u);
+  const TimeNs tlp = t0 + cfg.rto_initial_ns / 2;
+  EXPECT_EQ(OfType(Drain(tlp), PacketType::kWrite).size(), 2u);  // a probe per path
+  EXPECT_EQ(eng_->stats().tail_loss_probes, 2u);
+  const TimeNs rto_at = t0 + cfg.rto_initial_ns;
+  EXPECT_EQ(eng_->NextDeadline(), rto_at);
+  EXPECT_TRUE(Drain(rto_at - 1).empty());
+  EXPECT_EQ(OfType(Drain(rto_at), PacketType::kWrite).size(), 2u);
+  EXPECT_EQ(eng_->stats().lost_detected_rto, 2u);
+}
+
 TEST_F(EngineUnitTest, RtoRetransmitsThenFailsPathAndProbeRevivesIt) {
   EngineConfig cfg = BaseConfig();
   cfg.tail_loss_probe = false;  // the RTO alone

@@ -172,8 +172,12 @@ TEST_F(WorkListTest, IdleConnectionsAreOffTheActiveListAndWaitAtTheirExactDeadli
   EXPECT_TRUE(Round(kSlotCount).empty());
   EXPECT_TRUE(EnginePeer::Active(*host_).empty());
   EXPECT_EQ(host_->NextDeadline(), due);
-  // At the deadline its connection's timers run, and the next one is later.
+  // At the deadline the connections' timers run: a keep-alive to each idle
+  // peer, whose answer puts its connection in line once more; then the next
+  // deadline is later and the line empty again.
   now_ = due - 1000;
+  EXPECT_EQ(Round(kSlotCount).size(), kPeers);
+  EXPECT_EQ(host_->stats().keepalives, kPeers);
   Round(kSlotCount);
   EXPECT_GT(host_->NextDeadline(), due);
   EXPECT_TRUE(EnginePeer::Active(*host_).empty());
