@@ -102,6 +102,8 @@ struct RetxChunk {
   uint16_t prefer_path = UINT16_MAX;  ///< UINT16_MAX: any
   uint16_t avoid_path = UINT16_MAX;   ///< a path not to use while another has room
   RetxKind kind = RetxKind::kLoss;
+  /** A stall probe: first in line, past the windows (EngineImpl::PathHasRoom). */
+  bool past_window = false;
 };
 
 /** One in-flight data packet of a path. */
@@ -141,6 +143,8 @@ struct TxPath {
   uint32_t timeouts = 0;  ///< consecutive
   /** Timed out silent while other paths delivered later packets; cleared by an ACK. */
   bool silent = false;
+  /** The last stall probe (RtoDeadline): the next waits a backed-off RTO after it. */
+  TimeNs stall_probe_at = 0;
   TimeNs progress_at = 0;        ///< last ACK that settled a packet of this path
   TimeNs delivered_sent_at = 0;  ///< newest send time of a packet of this path the peer got
   TimeNs last_sent_at = 0;       ///< newest data packet (not a probe)
@@ -692,10 +696,17 @@ class EngineImpl {
   /** Our source port for control packets about the peer's path @p path_id. */
   uint16_t ControlPort(const Connection* c, uint16_t path_id) const;
   bool EmitOpening(Connection* c, wire::PacketType type, uint32_t nonce, TxTurn& t);
-  bool PathHasRoom(const Connection* c, const TxPath& p) const;
+  /**
+   * @p p may carry a packet now; a stall @p probe (one packet, sent to learn
+   * what arrived) goes past the windows, as RFC 8985's probe goes past
+   * cwnd: they may be full of packets that are lost. (Tail-loss probes do
+   * not: they come while data flows, and past the windows of every path of
+   * thousands of connections they overflowed an incast's queue.)
+   */
+  bool PathHasRoom(const Connection* c, const TxPath& p, bool probe = false) const;
   /** An active path of @p c other than @p p that is not silent. */
   bool HealthyPathBesides(const Connection* c, const TxPath& p) const;
-  TxPath* PickPath(Connection* c, int prefer, int avoid = -1);
+  TxPath* PickPath(Connection* c, int prefer, int avoid = -1, bool probe = false);
   /** What SendChunk did. */
   enum class Sent : uint8_t { kOk, kNoRoom, kGone };
   Sent SendChunk(TimeNs now, Connection* c, TxPath* path, MsgRef ref, uint32_t chunk, RetxKind kind,
@@ -722,21 +733,27 @@ class EngineImpl {
   struct PeerSilence {
     bool gathered = false;  ///< the rest is set by GatherSilence()
     TimeNs newest_hold;     ///< the latest window cut's hold_until, all paths
-    uint16_t waiting;       ///< active paths waiting for a packet sent before the peer's last word
+    uint16_t waiting;       ///< active paths waiting for a packet sent before their last progress
     std::array<uint16_t, wire::kMaxPlanes> waiting_on;  ///< of those, per plane
   };
   void GatherSilence(const Connection* c, PeerSilence* s) const;
   /**
-   * When @p p (with packets in flight) times out: its RTO, later while the
-   * peer is silent. @p s: the connection's PeerSilence, gathered on first use.
+   * When @p p (with packets in flight) times out: its RTO; while the peer
+   * seems stalled, a stall probe instead (*stall set) until the peer has been
+   * silent for rto_silent_ns. @p s: the connection's PeerSilence, gathered on
+   * first use.
    */
-  TimeNs RtoDeadline(const Connection* c, const TxPath& p, PeerSilence* s) const;
+  TimeNs RtoDeadline(const Connection* c, const TxPath& p, PeerSilence* s,
+                     bool* stall = nullptr) const;
   /** RtoDeadline(c, p) <= now, looking at the other paths only when the RTO itself is due. */
-  bool RtoDue(const Connection* c, const TxPath& p, TimeNs now) const {
+  bool RtoDue(const Connection* c, const TxPath& p, TimeNs now, bool* stall) const {
+    *stall = false;
     if (p.At(p.una).sent_at + p.rto > now) return false;  // never earlier than the RTO
     PeerSilence s;
-    return RtoDeadline(c, p, &s) <= now;
+    return RtoDeadline(c, p, &s, stall) <= now;
   }
+  /** The peer seems stalled at @p path's RTO: its newest packet again, the RTO backed off. */
+  void StallProbe(TimeNs now, Connection* c, TxPath* path);
   /**
    * @p path timed out: its packets sent at least @p age ago (its RTO; 0, all
    * of them, for a silent path) are lost and go again on other paths.
@@ -747,8 +764,9 @@ class EngineImpl {
   TimeNs RescueDeadline(const TxPath& p) const;
   /** Another active path of @p c delivered a packet sent after @p t: the peer got it. */
   bool OthersProgressedSince(const Connection* c, const TxPath& path, TimeNs t) const;
-  /** Queues the newest live chunk of @p path for a tail-loss probe or rescue. */
-  void QueueNewest(Connection* c, TxPath* path, uint16_t prefer, uint16_t avoid);
+  /** Queues the newest live chunk of @p path for a tail-loss probe, rescue or stall probe. */
+  void QueueNewest(Connection* c, TxPath* path, uint16_t prefer, uint16_t avoid,
+                   bool past_window = false);
   void FailPath(TimeNs now, Connection* c, TxPath* path);
   void CheckPathHealth(TimeNs now, Connection* c, TxPath* path);
   void DetectLoss(TimeNs now, Connection* c, TxPath* path);  ///< holes below highest_acked

@@ -249,6 +249,8 @@ struct EngineStats {
   uint64_t lost_detected_rto = 0;   ///< losses found by a retransmission timeout
   uint64_t tail_loss_probes = 0;    ///< newest packets sent again after 2 SRTT of silence
   uint64_t tail_loss_rescues = 0;   ///< of those unanswered, the newest sent on another path
+  /** Newest packets sent again at an RTO while the whole connection was silent (a stall?). */
+  uint64_t stall_probes = 0;
   /** Of those unanswered while other paths settled later packets: timed out at once. */
   uint64_t silent_path_timeouts = 0;
   uint64_t path_failures = 0;

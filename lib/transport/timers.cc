@@ -41,27 +41,33 @@ void EngineImpl::GatherSilence(const Connection* c, PeerSilence* s) const {
   s->waiting_on.fill(0);
   for (const TxPath& q : c->paths) {
     s->newest_hold = std::max(s->newest_hold, q.cc.hold_until);
-    if (q.state == PathState::kActive && q.inflight != 0 && q.At(q.una).sent_at < c->last_rx_at) {
+    if (q.state == PathState::kActive && q.inflight != 0 && q.At(q.una).sent_at < q.progress_at) {
       s->waiting++;
       s->waiting_on[q.plane]++;
     }
   }
 }
 
-TimeNs EngineImpl::RtoDeadline(const Connection* c, const TxPath& p, PeerSilence* s) const {
+TimeNs EngineImpl::RtoDeadline(const Connection* c, const TxPath& p, PeerSilence* s,
+                               bool* stall) const {
   const TimeNs sent_at = p.At(p.una).sent_at;
   const TimeNs rto_at = sent_at + p.rto;
-  // The peer answered after this packet left, then nothing at all came back
-  // for rto_min, while another path waits too (for a packet older than the
-  // peer's last word): it (or this host) stalled, and what is in flight will
-  // most likely be answered when it wakes. The timeout waits for rto_silent
-  // of silence (config::kRtoSilentNs). A packet lost in a hole leaves the
-  // rest of a busy connection talking, and under light traffic nothing else
-  // waits or the peer was last heard before it left: the RTO as it is. With
-  // planes, the other waiting path must be on another plane: when only one
-  // plane's paths wait while the peer answered on the others, the plane is
-  // dark, not the peer.
-  if (cfg.rto_silent_ns == 0 || c->last_rx_at <= sent_at ||
+  // This path was answered after this packet left, then nothing at all
+  // came back for rto_min, while another path waits too, likewise answered
+  // after its oldest packet left: the peer (or this host) may have stalled,
+  // and what is in flight would then be answered when it wakes. Or a burst
+  // took every path's packets or ACKs at once. The RTO sends a stall probe
+  // instead of the timeout: the newest packet once more, whose ACK shows
+  // what arrived (SACK repairs the rest at once), backed off like the RTO;
+  // the timeout proper comes after rto_silent of silence
+  // (config::kRtoSilentNs). A packet lost in a hole leaves the rest of a
+  // busy connection talking; a path not answered since its oldest packet
+  // left (a dark link, a first flight lost in an incast, one packet at a
+  // time under light traffic) shows nothing of the peer: the RTO as it is,
+  // and no evidence for the others. With planes, the other waiting path
+  // must be on another plane: when only one plane's paths wait while the
+  // peer answered on the others, the plane is dark, not the peer.
+  if (cfg.rto_silent_ns == 0 || p.progress_at <= sent_at ||
       rto_at < c->last_rx_at + cfg.rto_min_ns) {
     return rto_at;
   }
@@ -72,7 +78,19 @@ TimeNs EngineImpl::RtoDeadline(const Connection* c, const TxPath& p, PeerSilence
   // p itself waits (it is active, holds packets, and the peer spoke after
   // its oldest left); the others are the rest, or those of other planes.
   const uint16_t others = c->planes <= 1 ? s->waiting - 1 : s->waiting - s->waiting_on[p.plane];
-  return others != 0 ? std::max(rto_at, c->last_rx_at + cfg.rto_silent_ns) : rto_at;
+  if (others == 0) return rto_at;
+  const TimeNs give_up = c->last_rx_at + cfg.rto_silent_ns;
+  const TimeNs probe_at = std::max(rto_at, p.stall_probe_at + p.rto);
+  if (probe_at >= give_up) return std::max(rto_at, give_up);
+  if (stall != nullptr) *stall = true;
+  return probe_at;
+}
+
+void EngineImpl::StallProbe(TimeNs now, Connection* c, TxPath* path) {
+  QueueNewest(c, path, path->id, UINT16_MAX, true);
+  stats.stall_probes++;
+  path->stall_probe_at = now;
+  path->rto = std::min(path->rto * 2, cfg.rto_max_ns);
 }
 
 bool EngineImpl::OthersProgressedSince(const Connection* c, const TxPath& path, TimeNs t) const {
@@ -82,11 +100,19 @@ bool EngineImpl::OthersProgressedSince(const Connection* c, const TxPath& path, 
   return false;
 }
 
-void EngineImpl::QueueNewest(Connection* c, TxPath* path, uint16_t prefer, uint16_t avoid) {
+void EngineImpl::QueueNewest(Connection* c, TxPath* path, uint16_t prefer, uint16_t avoid,
+                             bool past_window) {
   for (uint32_t psn = path->next_psn; psn != path->una;) {
     const Inflight& e = path->At(--psn);
     if (!e.live) continue;
-    c->retx.push_back(RetxChunk{e.msg, e.chunk, 1, prefer, avoid, RetxKind::kTailLoss});
+    const RetxChunk r{e.msg, e.chunk, 1, prefer, avoid, RetxKind::kTailLoss, past_window};
+    // A stall probe goes first: the chunks in line may wait for window that
+    // only its answer frees.
+    if (past_window) {
+      c->retx.push_front(r);
+    } else {
+      c->retx.push_back(r);
+    }
     return;
   }
 }
@@ -104,8 +130,12 @@ void EngineImpl::ConnTimers(TimeNs now, Connection* c) {
       AdvanceUna(&path);
       if (path.inflight == 0) continue;
     }
-    if (RtoDue(c, path, now)) {
-      PathTimeout(now, c, &path, path.rto);
+    if (bool stall; RtoDue(c, path, now, &stall)) {
+      if (stall) {
+        StallProbe(now, c, &path);
+      } else {
+        PathTimeout(now, c, &path, path.rto);
+      }
     } else if (cfg.tail_loss_probe && !path.tlp_sent && TlpDeadline(path) <= now) {
       // Tail-loss probe: nothing was sent for a while and the newest packets
       // are unacknowledged. Send the newest again on this path; its ACK shows
@@ -348,8 +378,9 @@ bool EngineImpl::ConnHasPendingTx(const Connection* c) const {
   }
   if (c->retx.empty() && c->ready.empty()) return false;
   if (Paced(c, seen_now)) return false;  // its deadline is the pacer's
+  const bool probe = !c->retx.empty() && c->retx.front().past_window;
   for (const TxPath& p : c->paths) {
-    if (PathHasRoom(c, p)) return true;
+    if (PathHasRoom(c, p, probe)) return true;
   }
   return false;
 }

@@ -279,16 +279,16 @@ void EngineImpl::BuildAck(TimeNs now, Connection* c, uint16_t path_id, wire::Pac
   rx.queued = false;
 }
 
-bool EngineImpl::PathHasRoom(const Connection* c, const TxPath& p) const {
+bool EngineImpl::PathHasRoom(const Connection* c, const TxPath& p, bool probe) const {
   // A path that fell silent while the others delivered (a dark link or
   // plane) carries one packet at a time (a canary) until an ACK proves it
   // again, while another path answers: it would otherwise take its share of
   // every retransmission and lose it. (A path that times out with the rest,
   // a stalled peer, is not held back: nothing shows it is the problem.)
   if (p.silent && p.inflight != 0 && HealthyPathBesides(c, p)) return false;
-  return p.state == PathState::kActive && p.inflight < p.window &&
-         p.next_psn - p.una < p.ring.size() && c->inflight < cfg.conn_window_pkts &&
-         p.cc.HasRoom() && c->cc.HasRoom();
+  if (p.state != PathState::kActive || p.next_psn - p.una >= p.ring.size()) return false;
+  return probe || (p.inflight < p.window && c->inflight < cfg.conn_window_pkts && p.cc.HasRoom() &&
+                   c->cc.HasRoom());
 }
 
 bool EngineImpl::HealthyPathBesides(const Connection* c, const TxPath& p) const {
@@ -298,13 +298,13 @@ bool EngineImpl::HealthyPathBesides(const Connection* c, const TxPath& p) const 
   return false;
 }
 
-TxPath* EngineImpl::PickPath(Connection* c, int prefer, int avoid) {
-  if (prefer >= 0 && PathHasRoom(c, c->paths[prefer])) return &c->paths[prefer];
+TxPath* EngineImpl::PickPath(Connection* c, int prefer, int avoid, bool probe) {
+  if (prefer >= 0 && PathHasRoom(c, c->paths[prefer], probe)) return &c->paths[prefer];
   const uint32_t n = static_cast<uint32_t>(c->paths.size());
   int avoided = -1;  // the avoided path, if nothing else has room
   for (uint32_t k = 0; k < n; k++) {
     const uint32_t i = (c->next_path + k) % n;
-    if (!PathHasRoom(c, c->paths[i])) continue;
+    if (!PathHasRoom(c, c->paths[i], probe)) continue;
     if (static_cast<int>(i) == avoid) {
       avoided = static_cast<int>(i);
       continue;
@@ -497,7 +497,7 @@ void EngineImpl::TxRetransmissions(Connection* c, TxTurn& t) {
       continue;
     }
     TxPath* path = PickPath(c, r.prefer_path < c->paths.size() ? r.prefer_path : -1,
-                            r.avoid_path < c->paths.size() ? r.avoid_path : -1);
+                            r.avoid_path < c->paths.size() ? r.avoid_path : -1, r.past_window);
     if (path == nullptr) return;
     const Sent sent = SendChunk(t.now, c, path, r.msg, r.chunk, r.kind, true, t.slot());
     if (sent == Sent::kNoRoom) return;

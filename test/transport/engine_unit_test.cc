@@ -507,7 +507,7 @@ TEST_F(EngineUnitTest, TheRtoStaysRtoMinAboveASteadyRttSoHostJitterDoesNotFireIt
   EXPECT_EQ(eng_->stats().lost_detected_rto, 1u);
 }
 
-TEST_F(EngineUnitTest, APeerThatFallsSilentAfterAnsweringHasStalledAndTheRtoWaitsForRtoSilent) {
+TEST_F(EngineUnitTest, APeerThatFallsSilentAfterAnsweringIsProbedUntilRtoSilentThenTimesOut) {
   enum Case { kStall, kHole, kCongested };
   for (const Case k : {kStall, kHole, kCongested}) {
     SCOPED_TRACE(k);
@@ -542,13 +542,39 @@ TEST_F(EngineUnitTest, APeerThatFallsSilentAfterAnsweringHasStalledAndTheRtoWait
     now_ = t0 + 10'000;
     if (stall) answer();
     const TimeNs heard = now_;
-    const TimeNs rto_at = sent + 10'000 + cfg.rto_min_ns;
-    const TimeNs fires_at = k == kStall ? heard + cfg.rto_silent_ns : rto_at;
+    TimeNs rto = 10'000 + cfg.rto_min_ns;
+    TimeNs fires_at = sent + rto;
     EXPECT_EQ(eng_->NextDeadline(), fires_at);
     EXPECT_TRUE(Drain(fires_at - 1).empty());
+    if (k == kStall) {
+      // A stall probe per path at the RTO, the newest packet once more, and
+      // again after each backed-off RTO while the peer stays silent.
+      const TimeNs give_up = heard + cfg.rto_silent_ns;
+      uint64_t probes = 0;
+      while (fires_at < give_up) {
+        const std::vector<Packet> again = OfType(Drain(fires_at), PacketType::kWrite);
+        ASSERT_EQ(again.size(), 2u);
+        for (const Packet& a : again) EXPECT_EQ(a.data.msg_offset, a.path_id * kPayload);
+        probes += 2;
+        EXPECT_EQ(eng_->stats().stall_probes, probes);
+        EXPECT_EQ(eng_->stats().lost_detected_rto, 0u);
+        rto *= 2;
+        fires_at = std::min(fires_at + rto, give_up);
+        EXPECT_EQ(eng_->NextDeadline(), fires_at);
+      }
+      EXPECT_GE(probes, 6u);
+      // Silent for rto_silent_ns: the timeout proper, of the packets and the
+      // probes older than the (backed-off) RTO.
+      EXPECT_TRUE(Drain(give_up - 1).empty());
+      EXPECT_EQ(OfType(Drain(give_up), PacketType::kWrite).size(), 2u);
+      EXPECT_GE(eng_->stats().lost_detected_rto, 2u);
+      EXPECT_LE(eng_->stats().lost_detected_rto, 2u + probes);
+      continue;
+    }
     EXPECT_EQ(eng_->stats().lost_detected_rto, 0u);
     EXPECT_EQ(OfType(Drain(fires_at), PacketType::kWrite).size(), 2u);
     EXPECT_EQ(eng_->stats().lost_detected_rto, 2u);
+    EXPECT_EQ(eng_->stats().stall_probes, 0u);
   }
 }
 
@@ -557,6 +583,37 @@ TEST_F(EngineUnitTest, APeerThatFallsSilentAfterAnsweringHasStalledAndTheRtoWait
 // The QP joined the connection while it was connecting; the silence clock
 // once restarted at the connection's first timer (the tail-loss probe), as
 // if the peer had spoken then, and the RTO waited rto_silent_ns after it.
+// A stall probe goes past a full window, as RFC 8985's probe goes past cwnd:
+// the window may be full of lost packets, and only the probe's answer tells.
+TEST_F(EngineUnitTest, AStallProbeGoesPastAFullWindow) {
+  EngineConfig cfg = BaseConfig();
+  cfg.num_paths = 2;
+  cfg.tail_loss_probe = false;
+  cfg.rto_silent_ns = 2'000'000;
+  cfg.conn_window_pkts = 4;
+  ASSERT_NO_FATAL_FAILURE(Start(cfg));
+  FillSource(6 * kPayload);
+  const TimeNs t0 = now_;
+  ASSERT_NO_FATAL_FAILURE(PostWrite(1, 4 * kPayload));
+  ASSERT_EQ(OfType(Drain(t0), PacketType::kWrite).size(), 4u);  // two per path: full
+  // Each path's first packet answered 10 us later, after its second left.
+  now_ = t0 + 10'000;
+  for (uint16_t path : {0, 1}) {
+    Packet a = Ack(path, 1, {});
+    a.ack.echo_ts_ns = static_cast<uint32_t>(t0);
+    a.ack.rx_pkts = 1;
+    Feed(a);
+  }
+  ASSERT_NO_FATAL_FAILURE(PostWrite(2, 2 * kPayload));
+  ASSERT_EQ(OfType(Drain(now_), PacketType::kWrite).size(), 2u);  // full again
+  // Then silence: at the RTO of the second packets, a stall probe per path.
+  const TimeNs rto_at = t0 + 10'000 + cfg.rto_min_ns;
+  EXPECT_EQ(eng_->NextDeadline(), rto_at);
+  EXPECT_EQ(OfType(Drain(rto_at), PacketType::kWrite).size(), 2u);
+  EXPECT_EQ(eng_->stats().stall_probes, 2u);
+  EXPECT_EQ(eng_->stats().lost_detected_rto, 0u);
+}
+
 TEST_F(EngineUnitTest, FirstPacketsAllLostTimeOutAtTheRtoNotAfterAPeerStall) {
   EngineConfig cfg = BaseConfig();
   cfg.num_paths = 2;
