@@ -61,8 +61,9 @@ absl::StatusOr<Result> LossSweep(const Params& p, Runner& r, double burst_frames
       burst_frames > 0
           ? absl::StrFormat(
                 "The loss comes in bursts: a link enters a state that loses every frame, for %g "
-                "frames on average, as often as makes p (Gilbert-Elliott); `gbn_model`, a curve "
-                "for independent losses, does not apply. ",
+                "full frames' time at line rate on average, as often as makes p of a busy link's "
+                "frames (Gilbert-Elliott, stepping with time: an idle link leaves a burst as "
+                "soon); `gbn_model`, a curve for independent losses, does not apply. ",
                 burst_frames)
           : absl::StrFormat(
                 "`gbn_model` is (1 - q) / (1 + q W) with W = %.0f packets, the baseline's window: "

@@ -59,7 +59,13 @@ absl::StatusOr<std::unique_ptr<Lab>> Lab::Create(const Params& p, const LabConfi
     sim::FaultConfig f;
     if (c.burst_frames > 0) {
       // The bad state's share of frames is the loss: p_gb / (p_gb + p_bg).
+      // The chain steps once per full data frame's time at line rate, so a
+      // burst lasts burst_frames such times also on a link that idles (a
+      // reverse path of ACKs; counted per frame, a burst there outlived a
+      // millisecond of the transport's backed-off probes).
       f.burst_loss.enabled = true;
+      f.burst_loss.step_ps =
+          sim::SerializationPs(kDataFrameBytes + sim::kDefaultWireOverheadBytes, lab->line_bps_);
       f.burst_loss.p_bad_to_good = 1 / c.burst_frames;
       f.burst_loss.p_good_to_bad = c.loss * f.burst_loss.p_bad_to_good / (1 - c.loss);
     } else {

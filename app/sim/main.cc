@@ -20,7 +20,7 @@ namespace {
 const Experiment kExperiments[] = {
     {"calibration", "one flow across the fabric: goodput against line rate", RunCalibration},
     {"loss", "one flow under random loss on every link: goodput against lossless", RunLossSweep},
-    {"bursty", "the same flow, the loss in bursts of 8 frames: goodput against lossless",
+    {"bursty", "the same flow, the loss in bursts of 8 frames' time: goodput against lossless",
      RunBurstyLoss},
     {"gray", "random loss on one spine's links under a permutation: the slowest flow",
      RunGraySpine},

@@ -105,7 +105,8 @@ struct LabConfig {
   double loss = 0;  ///< loss on every link, both directions
   /**
    * 0: loss is Bernoulli. Else bursts (Gilbert-Elliott: the bad state loses
-   * every frame) of this many frames on average, as often as makes @c loss.
+   * every frame) of this many full frames' time at line rate on average, as
+   * often as makes @c loss of a busy link's frames.
    */
   double burst_frames = 0;
   uint32_t planes = 0;  ///< 0: Params::planes

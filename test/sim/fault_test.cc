@@ -113,6 +113,32 @@ TEST(Faults, GilbertElliottLossComesInBursts) {
   EXPECT_NEAR(mean_burst, 1 / 0.2, 0.7);  // geometric bursts, mean 1 / p_bad_to_good
 }
 
+// step_ps: the chain steps with time. At one frame's time per step, frames
+// back to back see the same bursts as per frame; at a hundredth, each frame
+// finds the chain 100 steps on, its state all but independent of the last
+// frame's: the same share lost, in runs no longer than independent loss.
+TEST(Faults, GilbertElliottStepsWithTimeWhenAsked) {
+  constexpr uint32_t kN = 100'000;
+  const SimTime frame_ps = SerializationPs(200 + kDefaultWireOverheadBytes, k100G);
+  FaultConfig f;
+  f.burst_loss = {.enabled = true,
+                  .p_good_to_bad = 0.01,
+                  .p_bad_to_good = 0.2,
+                  .loss_good = 0,
+                  .loss_bad = 1,
+                  .step_ps = frame_ps};
+  const double share = 0.01 / 0.21;
+  Blast per_frame(22, f, kN);
+  EXPECT_NEAR(static_cast<double>(kN - per_frame.rb->rx.size()) / kN, share, 0.01);
+  EXPECT_NEAR(Mean(LossRuns(per_frame)), 1 / 0.2, 0.7);
+  f.burst_loss.step_ps = frame_ps / 100;
+  Blast fine(22, f, kN);
+  EXPECT_NEAR(static_cast<double>(kN - fine.rb->rx.size()) / kN, share, 0.01);
+  EXPECT_LT(Mean(LossRuns(fine)), 1.2);
+  f.burst_loss.step_ps = -1;
+  EXPECT_FALSE(Validate(f).ok());
+}
+
 TEST(Faults, DuplicatesAreIdenticalExtraCopies) {
   constexpr uint32_t kN = 10'000;
   FaultConfig f;

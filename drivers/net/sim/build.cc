@@ -163,6 +163,7 @@ absl::Status FabricImpl::SetLinkFaults(LinkId link, const FaultConfig& faults, L
     p.faults = faults;
     p.has_faults = HasFaults(faults);
     p.ge_bad = false;
+    p.ge_at = 0;
   }
   const bool any_blackhole = ports_[l.info.port_a].faults.blackhole_at_ps != kSimTimeNever ||
                              ports_[l.info.port_b].faults.blackhole_at_ps != kSimTimeNever;

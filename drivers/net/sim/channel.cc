@@ -4,6 +4,8 @@
 
 // One direction of a link: fault injection and propagation.
 
+#include <cmath>
+
 #include "fabric_private.h"
 
 namespace metaroce::sim {
@@ -33,6 +35,18 @@ void FabricImpl::Transmit(PortId port, FrameHandle h) {
     }
     if (fc.burst_loss.enabled) {
       const GilbertElliottConfig& ge = fc.burst_loss;
+      if (ge.step_ps > 0) {
+        // The steps while the link idled, at once: the chain's state k steps
+        // on is the stationary share plus the start's excess times (1-a-b)^k.
+        const SimTime idle_steps = (now_ - p.ge_at) / ge.step_ps;
+        p.ge_at = now_;
+        if (idle_steps > 1) {
+          const double a = ge.p_good_to_bad, b = ge.p_bad_to_good;
+          const double stationary = a + b > 0 ? a / (a + b) : 0;
+          const double decay = std::pow(1 - a - b, static_cast<double>(idle_steps - 1));
+          p.ge_bad = p.rng.Bernoulli(stationary + ((p.ge_bad ? 1 : 0) - stationary) * decay);
+        }
+      }
       const bool lost = p.rng.Bernoulli(p.ge_bad ? ge.loss_bad : ge.loss_good);
       if (p.rng.Bernoulli(p.ge_bad ? ge.p_bad_to_good : ge.p_good_to_bad)) p.ge_bad = !p.ge_bad;
       if (lost) {

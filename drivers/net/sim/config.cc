@@ -141,6 +141,9 @@ absl::Status Validate(const FaultConfig& c) {
   if (auto s = CheckProbability(g.p_bad_to_good, "burst_loss.p_bad_to_good"); !s.ok()) return s;
   if (auto s = CheckProbability(g.loss_good, "burst_loss.loss_good"); !s.ok()) return s;
   if (auto s = CheckProbability(g.loss_bad, "burst_loss.loss_bad"); !s.ok()) return s;
+  if (g.step_ps < 0) {
+    return absl::InvalidArgumentError("burst_loss.step_ps must not be negative (0: per frame)");
+  }
   if (g.enabled && g.p_bad_to_good == 0 && g.p_good_to_bad > 0) {
     return absl::InvalidArgumentError(
         "burst_loss.p_bad_to_good is 0: the link would never leave the bad state; set it > 0");

@@ -69,6 +69,7 @@ struct PortState {
   FaultConfig faults;
   bool has_faults = false;  ///< anything besides a never-starting blackhole
   bool ge_bad = false;      ///< Gilbert-Elliott state
+  SimTime ge_at = 0;        ///< when it was last drawn (GilbertElliottConfig::step_ps)
   Rng rng;
   PortStats stats;
 };

@@ -133,10 +133,18 @@ struct LinkConfig {
 /** Gilbert-Elliott two-state loss: bursts of loss while in the bad state. */
 struct GilbertElliottConfig {
   bool enabled = false;      ///< off: no draws, no burst loss
-  double p_good_to_bad = 0;  ///< per frame, chance to enter the bad state
-  double p_bad_to_good = 1;  ///< per frame, chance to leave it (mean burst = 1 / this)
+  double p_good_to_bad = 0;  ///< per step, chance to enter the bad state
+  double p_bad_to_good = 1;  ///< per step, chance to leave it (mean burst = 1 / this steps)
   double loss_good = 0;      ///< loss probability in the good state
   double loss_bad = 1;       ///< loss probability in the bad state
+  /**
+   * 0: the chain steps once per frame, so a burst lasts so many frames
+   * however long the link idles between them. Else it also steps once per
+   * step_ps of time between frames (a frame's time at line rate, say): a
+   * burst then lasts so long, and a link that carries a frame now and then
+   * (ACKs, probes) leaves it as soon as a busy one, as a noisy lane does.
+   */
+  SimTime step_ps = 0;
 };
 
 /** How a corrupted frame is damaged. */
