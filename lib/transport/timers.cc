@@ -52,22 +52,23 @@ TimeNs EngineImpl::RtoDeadline(const Connection* c, const TxPath& p, PeerSilence
                                bool* stall) const {
   const TimeNs sent_at = p.At(p.una).sent_at;
   const TimeNs rto_at = sent_at + p.rto;
-  // This path was answered after this packet left, then nothing at all
-  // came back for rto_min, while another path waits too, likewise answered
-  // after its oldest packet left: the peer (or this host) may have stalled,
-  // and what is in flight would then be answered when it wakes. Or a burst
-  // took every path's packets or ACKs at once. The RTO sends a stall probe
+  // The peer answered after this packet left, then nothing at all came back
+  // for rto_min, while another path waits that was itself answered after
+  // its oldest packet left: the peer (or this host) may have stalled, and
+  // what is in flight would then be answered when it wakes. Or a burst took
+  // every path's packets or ACKs at once. The RTO sends a stall probe
   // instead of the timeout: the newest packet once more, whose ACK shows
   // what arrived (SACK repairs the rest at once), backed off like the RTO;
   // the timeout proper comes after rto_silent of silence
   // (config::kRtoSilentNs). A packet lost in a hole leaves the rest of a
-  // busy connection talking; a path not answered since its oldest packet
-  // left (a dark link, a first flight lost in an incast, one packet at a
-  // time under light traffic) shows nothing of the peer: the RTO as it is,
-  // and no evidence for the others. With planes, the other waiting path
-  // must be on another plane: when only one plane's paths wait while the
-  // peer answered on the others, the plane is dark, not the peer.
-  if (cfg.rto_silent_ns == 0 || p.progress_at <= sent_at ||
+  // busy connection talking, and under light traffic nothing else waits or
+  // the peer was last heard before it left: the RTO as it is. A waiting
+  // path not answered since its oldest packet left (a dark link) shows
+  // nothing of the peer: counted, dark paths kept each other probing, and
+  // none ever timed out. With planes, the other waiting path must be on
+  // another plane: when only one plane's paths wait while the peer answered
+  // on the others, the plane is dark, not the peer.
+  if (cfg.rto_silent_ns == 0 || c->last_rx_at <= sent_at ||
       rto_at < c->last_rx_at + cfg.rto_min_ns) {
     return rto_at;
   }
@@ -75,9 +76,9 @@ TimeNs EngineImpl::RtoDeadline(const Connection* c, const TxPath& p, PeerSilence
   // A window cut since the packet left: the fabric was congested, and
   // silence after congestion is loss (an overflowing queue), not a stall.
   if (s->newest_hold >= sent_at) return rto_at;
-  // p itself waits (it is active, holds packets, and the peer spoke after
-  // its oldest left); the others are the rest, or those of other planes.
-  const uint16_t others = c->planes <= 1 ? s->waiting - 1 : s->waiting - s->waiting_on[p.plane];
+  // The others are the waiting paths but p, or those of other planes.
+  const uint16_t self = sent_at < p.progress_at ? 1 : 0;  // p counted among them
+  const uint16_t others = c->planes <= 1 ? s->waiting - self : s->waiting - s->waiting_on[p.plane];
   if (others == 0) return rto_at;
   const TimeNs give_up = c->last_rx_at + cfg.rto_silent_ns;
   const TimeNs probe_at = std::max(rto_at, p.stall_probe_at + p.rto);
