@@ -355,6 +355,14 @@ class EngineUnitTest : public ::testing::Test {
     return p;
   }
 
+  /** Ack() of one packet sent at @p sent_at: an RTT sample, counted as received. */
+  Packet TimedAck(uint16_t path, uint32_t cum, TimeNs sent_at, int64_t msn_next = -1) {
+    Packet p = Ack(path, cum, {}, msn_next);
+    p.ack.echo_ts_ns = static_cast<uint32_t>(sent_at);
+    p.ack.rx_pkts = 1;
+    return p;
+  }
+
   Packet Nak(uint16_t path, uint32_t msn, uint32_t psn, wire::NakCode code, uint8_t detail,
              uint16_t rnr_delay = 0) {
     Packet p;

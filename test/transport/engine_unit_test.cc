@@ -524,9 +524,7 @@ TEST_F(EngineUnitTest, APeerThatFallsSilentAfterAnsweringIsProbedUntilRtoSilentT
     ASSERT_EQ(OfType(Drain(t0), PacketType::kWrite).size(), 2u);
     auto answer = [&] {
       for (uint16_t path : {0, 1}) {
-        Packet a = Ack(path, 1, {}, path == 1 ? 1 : -1);
-        a.ack.echo_ts_ns = static_cast<uint32_t>(t0);
-        a.ack.rx_pkts = 1;
+        Packet a = TimedAck(path, 1, t0, path == 1 ? 1 : -1);
         a.ack.ce_pkts = k == kCongested ? 1 : 0;  // congested: a queue overflowing, not a stall
         Feed(a);
       }
@@ -578,11 +576,6 @@ TEST_F(EngineUnitTest, APeerThatFallsSilentAfterAnsweringIsProbedUntilRtoSilentT
   }
 }
 
-// A connection's first packets all lost (an incast's first round trip) with
-// nothing heard since the handshake: not a stalled peer, the RTO as it is.
-// The QP joined the connection while it was connecting; the silence clock
-// once restarted at the connection's first timer (the tail-loss probe), as
-// if the peer had spoken then, and the RTO waited rto_silent_ns after it.
 // A stall probe goes past a full window, as RFC 8985's probe goes past cwnd:
 // the window may be full of lost packets, and only the probe's answer tells.
 TEST_F(EngineUnitTest, AStallProbeGoesPastAFullWindow) {
@@ -598,12 +591,7 @@ TEST_F(EngineUnitTest, AStallProbeGoesPastAFullWindow) {
   ASSERT_EQ(OfType(Drain(t0), PacketType::kWrite).size(), 4u);  // two per path: full
   // Each path's first packet answered 10 us later, after its second left.
   now_ = t0 + 10'000;
-  for (uint16_t path : {0, 1}) {
-    Packet a = Ack(path, 1, {});
-    a.ack.echo_ts_ns = static_cast<uint32_t>(t0);
-    a.ack.rx_pkts = 1;
-    Feed(a);
-  }
+  for (uint16_t path : {0, 1}) Feed(TimedAck(path, 1, t0));
   ASSERT_NO_FATAL_FAILURE(PostWrite(2, 2 * kPayload));
   ASSERT_EQ(OfType(Drain(now_), PacketType::kWrite).size(), 2u);  // full again
   // Then silence: at the RTO of the second packets, a stall probe per path.
@@ -614,6 +602,11 @@ TEST_F(EngineUnitTest, AStallProbeGoesPastAFullWindow) {
   EXPECT_EQ(eng_->stats().lost_detected_rto, 0u);
 }
 
+// A connection's first packets all lost (an incast's first round trip) with
+// nothing heard since the handshake: not a stalled peer, the RTO as it is.
+// The QP joined the connection while it was connecting; the silence clock
+// once restarted at the connection's first timer (the tail-loss probe), as
+// if the peer had spoken then, and the RTO waited rto_silent_ns after it.
 TEST_F(EngineUnitTest, FirstPacketsAllLostTimeOutAtTheRtoNotAfterAPeerStall) {
   EngineConfig cfg = BaseConfig();
   cfg.num_paths = 2;

@@ -234,10 +234,7 @@ TEST_F(Planes, OnlyOnePlaneWaitingIsADarkPlaneNotAStalledPeer) {
     ASSERT_EQ(probes.size(), 2u);
     for (const Packet& probe : probes) Feed(ReplyTo(probe), PeerPlane1());
     auto ack = [&](uint16_t path, uint32_t cum, TimeNs echo, int64_t msn_next) {
-      Packet a = Ack(path, cum, {}, msn_next);
-      a.ack.echo_ts_ns = static_cast<uint32_t>(echo);
-      a.ack.rx_pkts = 1;
-      Feed(a, path % 2 == 0 ? PeerIp() : PeerPlane1());
+      Feed(TimedAck(path, cum, echo, msn_next), path % 2 == 0 ? PeerIp() : PeerPlane1());
     };
     // A packet on each path, and another 5 us later; the first are answered
     // 10 us after they left (RTO = 10 us + rto_min), every path answered
