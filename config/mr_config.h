@@ -227,6 +227,16 @@ inline constexpr uint32_t kPlaneFailPaths = 2;
 inline constexpr uint64_t kPathProbeIntervalNs = 200'000;
 
 /**
+ * Probes of a rerouted path (silent while the peer answered on its other
+ * paths: a dead route, not a dead peer) that come 2 SRTT apart, doubling,
+ * before the path_probe_interval_ns schedule. A fresh port crosses a dead
+ * spine of S again with chance 1/S each way, so three quick tries find a
+ * live route for all but (2/S)^3 of paths (1/64 with S = 8); more would
+ * only add probes for a peer that stopped answering.
+ */
+inline constexpr uint32_t kRerouteQuickProbes = 3;
+
+/**
  * A connection fails when every path has been failed this long. Long enough
  * that a peer process descheduled on a busy host is not declared dead.
  */

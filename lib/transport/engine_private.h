@@ -141,8 +141,11 @@ struct TxPath {
   TimeNs rttvar = 0;
   TimeNs rto = 0;
   uint32_t timeouts = 0;  ///< consecutive
-  /** Timed out silent while other paths delivered later packets; cleared by an ACK. */
-  bool silent = false;
+  /**
+   * Failed for falling silent while other paths delivered later packets (its
+   * route is dead, not the peer): its first probes come quickly (ProbeWait).
+   */
+  bool rerouting = false;
   /** The last stall probe (RtoDeadline): the next waits a backed-off RTO after it. */
   TimeNs stall_probe_at = 0;
   TimeNs progress_at = 0;        ///< last ACK that settled a packet of this path
@@ -704,8 +707,6 @@ class EngineImpl {
    * thousands of connections they overflowed an incast's queue.)
    */
   bool PathHasRoom(const Connection* c, const TxPath& p, bool probe = false) const;
-  /** An active path of @p c other than @p p that is not silent. */
-  bool HealthyPathBesides(const Connection* c, const TxPath& p) const;
   TxPath* PickPath(Connection* c, int prefer, int avoid = -1, bool probe = false);
   /** What SendChunk did. */
   enum class Sent : uint8_t { kOk, kNoRoom, kGone };
@@ -754,11 +755,13 @@ class EngineImpl {
   }
   /** The peer seems stalled at @p path's RTO: its newest packet again, the RTO backed off. */
   void StallProbe(TimeNs now, Connection* c, TxPath* path);
-  /**
-   * @p path timed out: its packets sent at least @p age ago (its RTO; 0, all
-   * of them, for a silent path) are lost and go again on other paths.
+  /** @p path timed out: its packets sent at least @p age ago are lost and go again on other paths.
    */
   void PathTimeout(TimeNs now, Connection* c, TxPath* path, TimeNs age);
+  /** @p path fell silent while the others answered: failed, and probed on a fresh port at once. */
+  void Reroute(TimeNs now, Connection* c, TxPath* path);
+  /** How long after its last probe a failed path is probed again. */
+  TimeNs ProbeWait(const TxPath& p) const;
   TimeNs TlpWait(const TxPath& p) const;
   TimeNs TlpDeadline(const TxPath& p) const;
   TimeNs RescueDeadline(const TxPath& p) const;

@@ -98,10 +98,30 @@ void EngineImpl::FailPath(TimeNs now, Connection* c, TxPath* path) {
   path->failed_at = now;
   path->probe_at = now + cfg.path_probe_interval_ns;
   path->unanswered_probes = 0;
+  path->rerouting = false;
   bool all_failed = true;
   for (const TxPath& p : c->paths) all_failed &= p.state == PathState::kFailed;
   if (all_failed && c->all_failed_since == kNever) c->all_failed_since = now;
   CheckPlane(now, c, *path);
+}
+
+// A path that fell silent while the others delivered later packets has a
+// dead route, in one direction or both, while the peer lives. Waiting for
+// path_fail_timeouts timeouts on that route and then path_probe_interval_ns
+// cost a dark spine ~50 round trips; a fresh port is a new route (and the
+// peer answers the probe from a fresh port: a new return route). Its window
+// and RTO stay for when it answers: silence alone says nothing of congestion.
+void EngineImpl::Reroute(TimeNs now, Connection* c, TxPath* path) {
+  FailPath(now, c, path);
+  path->rerouting = true;
+  path->probe_at = now;
+}
+
+TimeNs EngineImpl::ProbeWait(const TxPath& p) const {
+  if (p.rerouting && p.has_rtt && p.unanswered_probes <= config::kRerouteQuickProbes) {
+    return std::max<TimeNs>(2 * p.srtt, cfg.tlp_min_ns) << (p.unanswered_probes - 1);
+  }
+  return cfg.path_probe_interval_ns << std::min(p.unanswered_probes, 6u);
 }
 
 void EngineImpl::PathTimeout(TimeNs now, Connection* c, TxPath* path, TimeNs age) {
@@ -111,14 +131,8 @@ void EngineImpl::PathTimeout(TimeNs now, Connection* c, TxPath* path, TimeNs age
     if (e.live && e.sent_at + age <= now) DeclareLost(now, c, path, psn, true);
   }
   AdvanceUna(path);
-  // A path silent alone (the early timeout) says nothing of congestion, and
-  // the canary rule holds it back already: its RTO and window stay for when
-  // it answers. (Halved and backed off, the 10 % loss mix failed a message
-  // for retries in a seed that passes otherwise.)
-  if (!path->silent) {
-    path->rto = std::min(path->rto * 2, cfg.rto_max_ns);
-    if (cfg.congestion_control) path->cc.OnTimeout(path_cc);
-  }
+  path->rto = std::min(path->rto * 2, cfg.rto_max_ns);
+  if (cfg.congestion_control) path->cc.OnTimeout(path_cc);
   if (++path->timeouts < cfg.path_fail_timeouts) return;
   // A path is bad when the others get through and it does not. When no
   // other active path has been acknowledged since this one's oldest packet

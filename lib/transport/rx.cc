@@ -324,7 +324,6 @@ void EngineImpl::HandleAck(TimeNs now, Connection* c, const wire::Packet& p) {
   AdvanceUna(&path);
   if (path.inflight < inflight_before) {
     path.timeouts = 0;
-    path.silent = false;
     path.progress_at = now;
   }
   CongestionOnAck(now, c, &path, acked_bytes, rx_new, ce_new);
@@ -463,7 +462,7 @@ void EngineImpl::HandleProbe(TimeNs now, Connection* c, const wire::Packet& p) {
   path.src_port = path.probe_ports[p.probe.probe_seq % path.probe_ports.size()];
   path.state = PathState::kActive;
   path.timeouts = 0;
-  path.silent = false;
+  path.rerouting = false;
   path.health_sent = path.health_lost = 0;
   path.loss_ratio = 0;
   path.probe_at = kNever;

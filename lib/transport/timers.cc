@@ -153,13 +153,12 @@ void EngineImpl::ConnTimers(TimeNs now, Connection* c) {
       if (path.progress_at < path.last_sent_at) {
         if (OthersProgressedSince(c, path, path.last_sent_at)) {
           // Silent while other paths delivered packets sent after its newest
-          // one: this path (a dark link or plane) lost them, and its RTO
-          // (rto_min above srtt) would come some ten round trips later. It
-          // times out now, all of it; what it held goes on the paths that
-          // answer, and it carries one packet at a time until it is heard.
+          // one: this path's route (a dark link or plane, either way) lost
+          // them, and its RTO (rto_min above srtt) would come some ten round
+          // trips later. It is rerouted now.
           stats.silent_path_timeouts++;
-          path.silent = true;
-          PathTimeout(now, c, &path, 0);
+          Reroute(now, c, &path);
+          continue;
         } else {
           QueueNewest(c, &path, UINT16_MAX, path.id);
           stats.tail_loss_rescues++;

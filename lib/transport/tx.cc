@@ -280,22 +280,9 @@ void EngineImpl::BuildAck(TimeNs now, Connection* c, uint16_t path_id, wire::Pac
 }
 
 bool EngineImpl::PathHasRoom(const Connection* c, const TxPath& p, bool probe) const {
-  // A path that fell silent while the others delivered (a dark link or
-  // plane) carries one packet at a time (a canary) until an ACK proves it
-  // again, while another path answers: it would otherwise take its share of
-  // every retransmission and lose it. (A path that times out with the rest,
-  // a stalled peer, is not held back: nothing shows it is the problem.)
-  if (p.silent && p.inflight != 0 && HealthyPathBesides(c, p)) return false;
   if (p.state != PathState::kActive || p.next_psn - p.una >= p.ring.size()) return false;
   return probe || (p.inflight < p.window && c->inflight < cfg.conn_window_pkts && p.cc.HasRoom() &&
                    c->cc.HasRoom());
-}
-
-bool EngineImpl::HealthyPathBesides(const Connection* c, const TxPath& p) const {
-  for (const TxPath& q : c->paths) {
-    if (&q != &p && q.state == PathState::kActive && !q.silent) return true;
-  }
-  return false;
 }
 
 TxPath* EngineImpl::PickPath(Connection* c, int prefer, int avoid, bool probe) {
@@ -439,10 +426,11 @@ void EngineImpl::TxPathProbes(Connection* c, TxTurn& t) {
       t.n++;
       stats.tx_probes++;
     }
-    // Unanswered probes back off (x2 each, up to 64 intervals): a peer that is
-    // only slow gets time to answer before the next port is tried.
+    // Unanswered probes back off (x2 each, up to 64 intervals; a rerouted
+    // path's first few come sooner): a peer that is only slow gets time to
+    // answer before the next port is tried.
     path.unanswered_probes++;
-    path.probe_at = t.now + (cfg.path_probe_interval_ns << std::min(path.unanswered_probes, 6u));
+    path.probe_at = t.now + ProbeWait(path);
   }
 }
 

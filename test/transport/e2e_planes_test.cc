@@ -180,6 +180,10 @@ TEST(Planes, ADarkPlaneFailsWholeAndTrafficMovesToTheOtherWithNoQpError) {
       before, lowest, (back_at - dark_at) / 1e6, rtts, base_rtt / 1e3,
       static_cast<double>(failed_at - dark_at) / sim::kPsPerNs / base_rtt);
   EXPECT_LE(rtts, 25.0);
+  // Its silent paths are rerouted at once (failed and probed), so the
+  // plane fails with its second: 13 round trips; 33 when they first waited
+  // for their timeouts on the dark plane.
+  EXPECT_LT(static_cast<double>(failed_at - dark_at) / sim::kPsPerNs / base_rtt, 20.0);
   EXPECT_GE(f.E(0).stats().silent_path_timeouts, config::kPlaneFailPaths);
   // Plane 0 carried the rest at close to its link's 400 Gbit/s.
   const double gbps = (end[0] - at_failure[0]) * 8.0 * f.E(0).GetConnections()[0].chunk_bytes /

@@ -808,7 +808,7 @@ TEST_F(EngineUnitTest, APathThatStallsWhileAnotherIsAckedFails) {
   EXPECT_EQ(eng_->stats().path_failures, 1u);
 }
 
-TEST_F(EngineUnitTest, APathSilentWhileAnotherDeliversLaterPacketsTimesOutAtItsRescue) {
+TEST_F(EngineUnitTest, APathSilentWhileAnotherDeliversLaterPacketsIsReroutedAtItsRescue) {
   EngineConfig cfg = BaseConfig();
   cfg.num_paths = 2;
   cfg.path_window_pkts = 4;
@@ -824,6 +824,7 @@ TEST_F(EngineUnitTest, APathSilentWhileAnotherDeliversLaterPacketsTimesOutAtItsR
     a.ack.echo_ts_ns = static_cast<uint32_t>(now_ - kRtt);
     Feed(a);
   }
+  const uint16_t dark_port = Path(0).src_port;
   // Four packets on each path at t1; path 0 goes dark.
   const TimeNs t1 = ++now_;
   ASSERT_NO_FATAL_FAILURE(PostWrite(2, 8 * kPayload));
@@ -837,28 +838,59 @@ TEST_F(EngineUnitTest, APathSilentWhileAnotherDeliversLaterPacketsTimesOutAtItsR
   now_ += kRtt;
   Feed(Ack(1, 7));
   // Path 0's tail-loss probe after 2 srtt goes unanswered; at its rescue
-  // deadline (twice that) it times out, all four, at once: not at the RTO
-  // (rto_min above srtt, 110 us).
+  // deadline (twice that) its route is given up, all four packets at once:
+  // not at the RTO (rto_min above srtt, 110 us), nor after
+  // path_fail_timeouts of them and path_probe_interval_ns.
   const TimeNs rescue = t1 + 4 * kRtt;
   Drain(rescue - 1);
   EXPECT_GE(eng_->stats().tail_loss_probes, 1u);
   EXPECT_EQ(eng_->stats().silent_path_timeouts, 0u);
   EXPECT_EQ(eng_->stats().lost_detected_rto, 0u);
-  std::vector<Packet> again = OfType(Drain(rescue), PacketType::kWrite);
+  std::vector<wire::FrameInfo> info;
+  std::vector<Packet> out = Drain(rescue, &info);
   EXPECT_EQ(eng_->stats().silent_path_timeouts, 1u);
   EXPECT_EQ(eng_->stats().lost_detected_rto, 4u);
-  // Its chunks go again as path 1's window lets them: three, since its
-  // tail-loss probe (the newest, on path 1: path 0's window was full)
-  // delivered the fourth. Path 0 takes one at most (a canary) until it is heard.
+  EXPECT_FALSE(Path(0).active);
+  // It is probed at once, from a fresh port (a new route); its chunks go on
+  // path 1.
+  auto probes_of_path0 = [](const std::vector<Packet>& pkts,
+                            const std::vector<wire::FrameInfo>& fi) {
+    std::vector<std::pair<Packet, uint16_t>> v;
+    for (size_t i = 0; i < pkts.size(); i++) {
+      if (pkts[i].type == PacketType::kProbe && pkts[i].path_id == 0) {
+        v.emplace_back(pkts[i], fi[i].src_port);
+      }
+    }
+    return v;
+  };
+  auto first = probes_of_path0(out, info);
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_NE(first[0].second, dark_port);
+  for (const Packet& p : OfType(out, PacketType::kWrite)) EXPECT_EQ(p.path_id, 1);
+  // Unanswered (its route is dark too), the next probe comes 2 srtt later,
+  // on yet another port: the peer answers on path 1, so it is not gone.
   Feed(Ack(1, Path(1).inflight + 7));
-  std::vector<Packet> rest = OfType(Drain(now_), PacketType::kWrite);
-  again.insert(again.end(), rest.begin(), rest.end());
-  ASSERT_EQ(again.size(), 3u);
-  uint32_t on0 = 0;
-  for (const Packet& p : again) on0 += p.path_id == 0;
-  EXPECT_LE(on0, 1u);
-  EXPECT_LE(Path(0).inflight, 1u);
+  info.clear();
+  EXPECT_TRUE(probes_of_path0(Drain(rescue + 2 * kRtt - 1, &info), info).empty());
+  info.clear();
+  out = Drain(rescue + 2 * kRtt, &info);
+  auto second = probes_of_path0(out, info);
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_NE(second[0].second, first[0].second);
+  EXPECT_NE(second[0].second, dark_port);
+  // Its answer makes path 0 active again on that port, with the window it had.
+  const uint32_t window = Path(0).window;
+  now_ = rescue + 3 * kRtt;
+  Packet reply;
+  reply.type = PacketType::kProbeReply;
+  reply.dst_conn_id = eng_conn_;
+  reply.path_id = 0;
+  reply.probe = second[0].first.probe;
+  Feed(reply);
   EXPECT_TRUE(Path(0).active);
+  EXPECT_EQ(Path(0).src_port, second[0].second);
+  EXPECT_EQ(Path(0).window, window);
+  EXPECT_EQ(Path(0).srtt_ns, kRtt);
 }
 
 TEST_F(EngineUnitTest, LateProbeReplyRevivesThePathOnThatProbesPort) {
