@@ -37,6 +37,9 @@ const Experiment kExperiments[] = {
      RunFailure},
     {"spine", "a spine goes dark under load, routes reconverge later or never: the same figures",
      RunSpineFailure},
+    {"link",
+     "one leaf-spine link goes dark under load, routes reconverge later or never: the same figures",
+     RunLinkFailure},
 };
 }  // namespace
 

@@ -27,7 +27,10 @@ hosts, 4 spines, 100 Gbit/s, seed 1), read from its JSON reports:
     0.45 of its throughput; RoCEv2's QPs on that plane fail;
   - a spine gone dark (one of 4) fails no metaroce QP, and metaroce keeps
     >= 0.9 x 3/4 of its throughput while routes stay; RoCEv2's QPs through it
-    fail then, and none fails when routes move it off after 0.1 ms.
+    fail then, and none fails when routes move it off after 0.1 ms;
+  - one leaf-spine link gone dark fails no metaroce QP, and metaroce keeps
+    >= 0.9 x what the fabric leaves it while routes stay; RoCEv2's QPs
+    through it fail then.
   check_quick.py DIR"""
 import json
 import sys
@@ -62,7 +65,7 @@ def expect(cond, what):
 
 
 points = {"calibration": 1, "loss": 3, "bursty": 3, "gray": 2, "incast": 1, "incast-qps": 2, "permutation": 2, "alltoall": 1,
-          "allreduce": 2, "planes": 2, "failure": 1, "spine": 2}
+          "allreduce": 2, "planes": 2, "failure": 1, "spine": 2, "link": 2}
 reports = {}
 for name, n in points.items():
     rep = load(name)
@@ -153,6 +156,16 @@ for p in ["rocev2-pfc", "rocev2"]:
     expect(one(sp, p, "qp_errors", reconverge_ms=10) > 0, f"spine: no {p} QP failed through the dark spine")
     expect(one(sp, p, "qp_errors", reconverge_ms=0.1) == 0,
            f"spine: a {p} QP failed although routes moved off the spine after 0.1 ms")
+
+ln = reports["link"]
+for ms in [0.1, 10]:
+    expect(one(ln, "metaroce", "qp_errors", reconverge_ms=ms) == 0,
+           f"link: a metaroce QP failed with routes back after {ms} ms")
+after = [x for x in ln["verdicts"] if x["claim"].endswith("routes after 10 ms: throughput after")]
+expect(len(after) == 1 and after[0]["met"],
+       f"link: metaroce's throughput with a link dark and routes unchanged: {after}")
+for p in ["rocev2-pfc", "rocev2"]:
+    expect(one(ln, p, "qp_errors", reconverge_ms=10) > 0, f"link: no {p} QP failed through the dark link")
 
 for f in fails:
     print("FAIL:", f)

@@ -33,7 +33,7 @@ expect "at least 2 hosts" --leaves 1 --hosts-per-leaf 1
 expect "--planes 9: want an integer in 1..8" --planes 9
 [ ! -e "$out_dir/x" ] || { echo "FAIL: a refused command line created its output directory"; fails=$((fails + 1)); }
 help=$("$bin" --help)
-for e in calibration loss bursty gray incast incast-qps permutation alltoall allreduce planes failure spine; do
+for e in calibration loss bursty gray incast incast-qps permutation alltoall allreduce planes failure spine link; do
   grep -q "^  $e " <<<"$help" || { echo "FAIL: --help does not list $e"; fails=$((fails + 1)); }
 done
 # An output directory that cannot be made is an error naming it, exit 1.
