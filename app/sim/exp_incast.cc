@@ -9,6 +9,8 @@
 // S bytes spread over Q QPs (up to 4,032 QPs into one host).
 
 #include <algorithm>
+#include <cmath>
+#include <optional>
 
 #include "exp_util.h"
 
@@ -24,8 +26,32 @@ constexpr uint64_t kPktBytes = 4096;
 constexpr double kEvenWithin = 0.10;
 
 const std::vector<std::string> kMetrics = {
-    "finish_us",  "vs_ideal_pct",  "queue_max_kb", "queue_bdps", "drops",
-    "pfc_pauses", "even_after_us", "jain",         "qp_errors",  "delivered_pct"};
+    "finish_us",     "vs_ideal_pct", "queue_max_kb", "queue_bdps",    "drops",     "pfc_pauses",
+    "even_after_us", "jain",         "qp_errors",    "delivered_pct", "victim_pct"};
+
+// The victim keeps at least this share of its link's rate while the incast
+// runs: one flow alone makes 96-97 % of it (calibration: the headers).
+constexpr double kVictimPct = 90;
+// The victim runs this long before the senders start, so that the incast
+// meets it at its full rate (slow start is over in a few round trips).
+constexpr uint32_t kVictimLeadRtts = 20;
+
+/**
+ * The victim beside an incast of @p senders: from the host below the
+ * senders (it shares their leaf's uplinks when it is on their leaf) to host
+ * 1 (beside the receiver, behind the same leaf switch), writing endlessly.
+ * Only when that host is neither a sender nor on host 0's leaf, so that it
+ * crosses the fabric into the receiver's leaf: {} otherwise.
+ */
+std::optional<FlowSpec> VictimOf(const Lab& l, uint32_t senders) {
+  if (l.hosts() < senders + 3) return std::nullopt;
+  FlowSpec f;
+  f.src = l.hosts() - 1 - senders;
+  f.dst = 1;
+  if (l.LeafOf(f.src) == l.LeafOf(0) || l.LeafOf(f.dst) != l.LeafOf(0)) return std::nullopt;
+  f.msg_bytes = 64 * 1024;
+  return f;
+}
 
 struct Shape {
   uint32_t senders = 0;
@@ -44,6 +70,8 @@ absl::StatusOr<std::vector<double>> Incast(Lab& l, const Shape& s, sim::SimTime*
   *window_ps = std::max<sim::SimTime>(
       kWindowRtts * rtt, sim::SerializationPs(kWindowPkts * kPktBytes * n, l.host_bps()));
   const uint64_t per_qp = s.bytes / s.qps;
+  const std::optional<FlowSpec> victim = s.qps == 1 ? VictimOf(l, n) : std::nullopt;
+  const sim::SimTime lead = victim.has_value() ? kVictimLeadRtts * rtt : 0;
   for (uint32_t i = 0; i < n; i++) {
     for (uint32_t k = 0; k < s.qps; k++) {
       FlowSpec f;
@@ -51,16 +79,27 @@ absl::StatusOr<std::vector<double>> Incast(Lab& l, const Shape& s, sim::SimTime*
       f.dst = 0;
       f.bytes = per_qp;
       f.msg_bytes = std::min<uint64_t>(per_qp, 64 * 1024);
+      f.start_ps = lead;
       if (auto id = l.AddFlow(f); !id.ok()) return id.status();
     }
   }
   const double ideal_ps = static_cast<double>(uint64_t{n} * s.qps * per_qp * 8) /
                           static_cast<double>(l.host_bps()) * sim::kPsPerSec;
-  auto t0 = l.Establish();
-  if (!t0.ok()) return t0.status();
-  l.Run(*t0 + static_cast<sim::SimTime>(ideal_ps * 20) + 10 * sim::kPsPerMs, *window_ps);
+  if (victim.has_value()) {
+    if (auto id = l.AddFlow(*victim); !id.ok()) return id.status();
+  }
+  auto established = l.Establish();
+  if (!established.ok()) return established.status();
+  // The incast's time runs from its senders' start.
+  const sim::SimTime t0 = *established + lead;
+  uint64_t victim_before = 0;
+  if (victim.has_value()) {
+    l.Run(t0);
+    victim_before = l.flow(n * s.qps).done;
+  }
+  l.Run(t0 + static_cast<sim::SimTime>(ideal_ps * 20) + 10 * sim::kPsPerMs, *window_ps);
   // Per sender: when its last QP finished, and its bytes done at each sample.
-  sim::SimTime last = 0, first = sim::kSimTimeNever;  // since *t0
+  sim::SimTime last = 0, first = sim::kSimTimeNever;  // since t0
   uint32_t errors = 0;
   uint64_t delivered = 0;
   std::vector<std::vector<uint64_t>> done(n);
@@ -70,7 +109,7 @@ absl::StatusOr<std::vector<double>> Incast(Lab& l, const Shape& s, sim::SimTime*
       const FlowState& f = l.flow(i * s.qps + k);
       errors += f.failed;
       delivered += f.done;
-      end = std::max(end, (f.end_ps == 0 ? l.fabric().Now() : f.end_ps) - *t0);
+      end = std::max(end, (f.end_ps == 0 ? l.fabric().Now() : f.end_ps) - t0);
       done[i].resize(f.done_at.size());
       for (size_t w = 0; w < f.done_at.size(); w++) done[i][w] += f.done_at[w];
     }
@@ -99,6 +138,13 @@ absl::StatusOr<std::vector<double>> Incast(Lab& l, const Shape& s, sim::SimTime*
   const sim::PortStats& down = l.fabric().port_stats(l.DownlinkOf(0));
   const Totals tot = l.totals();
   const double bdp = static_cast<double>(l.BdpBytes(0, l.hosts() - 1));
+  // The victim's goodput while the incast ran (the lab stops with the last
+  // sender), of its link's rate.
+  const double victim_pct =
+      !victim.has_value() || last == 0
+          ? kNaN
+          : 100 * static_cast<double>(l.flow(n * s.qps).done - victim_before) * 8 /
+                (static_cast<double>(last) / sim::kPsPerSec) / static_cast<double>(l.host_bps());
   return std::vector<double>{
       static_cast<double>(last) / sim::kPsPerUs,
       100 * ideal_ps / static_cast<double>(last),
@@ -109,7 +155,8 @@ absl::StatusOr<std::vector<double>> Incast(Lab& l, const Shape& s, sim::SimTime*
       even_after,
       windows == 0 ? kNaN : sim::JainIndex(total),
       static_cast<double>(errors),
-      100 * static_cast<double>(delivered) / static_cast<double>(uint64_t{n} * s.qps * per_qp)};
+      100 * static_cast<double>(delivered) / static_cast<double>(uint64_t{n} * s.qps * per_qp),
+      victim_pct};
 }
 
 /** metaroce's verdicts at each x: the queue, the completion, no drops, no failed QP. */
@@ -127,6 +174,11 @@ void IncastVerdicts(const Params& p, const std::vector<double>& xs, const char* 
                              "within 5 % of N S / C", Fmt(v) + " %", v >= 95});
     res->verdicts.push_back(
         {absl::StrFormat("metaroce, %g %s: no drops", x, what), "0", Fmt(d), d == 0});
+    if (const Spread v = SpreadOf(t, Proto::kMetaRoce, x, t.Metric("victim_pct")); v.n > 0) {
+      res->verdicts.push_back({absl::StrFormat("metaroce, %g %s: the victim", x, what),
+                               absl::StrFormat(">= %.0f %% of its link", kVictimPct),
+                               Fmt(v.median) + " %", v.median >= kVictimPct});
+    }
   }
 }
 
@@ -140,7 +192,10 @@ std::string WindowNote(sim::SimTime window_ps) {
       "packets per sender, whichever is longer; %.1f us in the last run) from which every "
       "window until the first sender finished had every sender within 10 %% of the mean; empty "
       "if the last window was not even. `jain`: over the bytes each sender sent until the first "
-      "finished.",
+      "finished. `victim_pct`: with one QP per sender, a victim writes endlessly (64 KiB WRITEs, "
+      "8 outstanding) from the host below the senders to host 1, beside the receiver; its goodput "
+      "until the last sender finished, of its link's rate (one flow alone makes 96-97 %%: the "
+      "headers). Empty where that host sends or is on host 0's leaf.",
       kWindowRtts, kWindowPkts, static_cast<double>(window_ps) / sim::kPsPerUs);
 }
 
@@ -154,7 +209,7 @@ absl::StatusOr<Result> RunIncast(const Params& p, Runner& r) {
   t.plot_metric = t.Metric("vs_ideal_pct");
   const uint64_t bytes = p.quick ? 256 * 1024 : kMiB;
   std::vector<double> xs;
-  for (double n : XsOf(p, {8, 32, 63}, {7})) {
+  for (double n : XsOf(p, {8, 32, 63}, {3, 7})) {
     if (n >= 1 && n < p.Hosts()) xs.push_back(n);
   }
   if (xs.empty()) return absl::InvalidArgumentError("incast needs 1..hosts-1 senders");
