@@ -85,6 +85,7 @@ Dict FormatStats(const Snapshot& s, transport::TimeNs now) {
   d.AddU64("plane_failures", st.plane_failures);
   d.AddU64("plane_recoveries", st.plane_recoveries);
   d.AddU64("cc_repaths", st.cc_repaths);
+  d.AddU64("cc_repath_probes", st.cc_repath_probes);
   d.AddU64("cc_delay_cuts", st.cc_delay_cuts);
   d.AddU64("conn_failures", st.conn_failures);
   d.AddU64("cq_overflows", st.cq_overflows);

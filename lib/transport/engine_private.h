@@ -146,6 +146,12 @@ struct TxPath {
    * route is dead, not the peer): its first probes come quickly (ProbeWait).
    */
   bool rerouting = false;
+  /** A PLB move waiting for its probe (kPlbCarefulNs): the port, and the probe's number and time.
+   */
+  uint16_t plb_port = 0;  ///< 0: none
+  wire::ProbeBody plb_probe{};
+  bool plb_probe_due = false;  ///< the probe is still to go out
+  TimeNs plb_expires = 0;      ///< unanswered by then: forgotten
   /** The last stall probe (RtoDeadline): the next waits a backed-off RTO after it. */
   TimeNs stall_probe_at = 0;
   TimeNs progress_at = 0;        ///< last ACK that settled a packet of this path
@@ -283,6 +289,7 @@ struct Connection {
   TimeNs pace_at = 0;             ///< no data packet before
   bool pace_armed = false;  ///< pace_at is a deadline: set by a send, cleared by the visit after
   TimeNs all_failed_since = kNever;
+  TimeNs last_reroute_at = kNever;  ///< a path of it was last rerouted (Reroute)
   // The delay signal (congestion.cc): queueing is RTT above the base.
   TimeNs base_rtt = kNever;  ///< smallest RTT sample of any of its paths
   TimeNs base_rtt_at = 0;    ///< taken at; renewed when older than config::kCcBaseRttWindowNs
@@ -643,6 +650,8 @@ class EngineImpl {
   uint32_t HintFor(TimeNs now, const Connection* c) const;  ///< rate_hint of an ACK to c
   /** The pacer's rate after an ACK changed the window, the RTT or the hint. */
   void UpdatePacer(Connection* c);
+  /** PLB: @p path takes @p port (its route) for congested round trips. */
+  void MovePath(TxPath* path, uint16_t port);
   /** Paced: the connection may not send data at @p now (doc/congestion.md, "The pacer"). */
   bool Paced(const Connection* c, TimeNs now) const {
     return c->pace_mbps != 0 && c->pace_at > now;
@@ -692,6 +701,7 @@ class EngineImpl {
   void TxKeepalive(Connection* c, TxTurn& t);        ///< a probe on an active path
   void TxProbeReplies(Connection* c, TxTurn& t);     ///< answers to the peer's probes
   void TxPathProbes(Connection* c, TxTurn& t);       ///< failed paths tried on a fresh port
+  void TxPlbProbes(Connection* c, TxTurn& t);        ///< ports a careful PLB move would take
   void TxNaks(Connection* c, TxTurn& t);             ///< queued NAKs
   void TxAcks(Connection* c, TxTurn& t);             ///< ACKs that are due
   void TxRetransmissions(Connection* c, TxTurn& t);  ///< lost, probed and resent chunks

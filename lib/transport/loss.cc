@@ -113,6 +113,7 @@ void EngineImpl::FailPath(TimeNs now, Connection* c, TxPath* path) {
 // and RTO stay for when it answers: silence alone says nothing of congestion.
 void EngineImpl::Reroute(TimeNs now, Connection* c, TxPath* path) {
   FailPath(now, c, path);
+  c->last_reroute_at = now;
   path->rerouting = true;
   path->probe_at = now;
 }

@@ -257,7 +257,9 @@ struct EngineStats {
   uint64_t path_loss_failures = 0;  ///< of those, for losing much more than the other paths
   uint64_t plane_failures = 0;      ///< planes given up whole: their paths failed together
   uint64_t plane_recoveries = 0;    ///< failed planes that answered a probe again
-  uint64_t cc_repaths = 0;     ///< paths moved to a fresh source port after congested round trips
+  uint64_t cc_repaths = 0;  ///< paths moved to a fresh source port after congested round trips
+  /** Of the moves, the new ports probed first (soon after a reroute: config::kPlbCarefulNs). */
+  uint64_t cc_repath_probes = 0;
   uint64_t cc_delay_cuts = 0;  ///< path windows cut for queueing delay above the target
   uint64_t conn_failures = 0;
   uint64_t conn_restarts = 0;  ///< connections failed because the peer engine restarted

@@ -212,15 +212,31 @@ void EngineImpl::CongestionOnAck(TimeNs now, Connection* c, TxPath* path, uint32
   if (path->cc.congested_rounds < config::kCcRepathRounds) return;
   // Congested round after round while another path is clear: its route is
   // the hot one, not the receiver. Move it to another (PLB); it keeps its
-  // window, the new route earns more by its own ACKs.
+  // window, the new route earns more by its own ACKs. Soon after a path of
+  // this connection found a dead route, probe the new port first
+  // (config::kPlbCarefulNs).
   for (const TxPath& p : c->paths) {
     if (&p == path || p.state != PathState::kActive || p.cc.congested_rounds != 0) continue;
-    path->src_port = FreshPort(c);
-    path->cc.congested_rounds = 0;
-    path->repaths++;
-    stats.cc_repaths++;
+    if (c->last_reroute_at != kNever && now - c->last_reroute_at < config::kPlbCarefulNs) {
+      if (path->plb_port != 0 && now < path->plb_expires) return;  // its probe is out
+      path->plb_port = FreshPort(c);
+      path->plb_probe_due = true;
+      path->plb_expires = now + 4 * std::max<TimeNs>(path->srtt, cfg.tlp_min_ns);
+      stats.cc_repath_probes++;
+      return;
+    }
+    MovePath(path, FreshPort(c));
     return;
   }
+}
+
+void EngineImpl::MovePath(TxPath* path, uint16_t port) {
+  path->src_port = port;
+  path->plb_port = 0;
+  path->plb_probe_due = false;
+  path->cc.congested_rounds = 0;
+  path->repaths++;
+  stats.cc_repaths++;
 }
 
 void EngineImpl::UpdatePacer(Connection* c) {
@@ -455,6 +471,10 @@ void EngineImpl::HandleProbe(TimeNs now, Connection* c, const wire::Packet& p) {
     return;
   }
   TxPath& path = c->paths[p.path_id];
+  if (path.state == PathState::kActive && path.plb_port != 0 && p.probe == path.plb_probe) {
+    MovePath(&path, path.plb_port);  // the careful PLB move's port works
+    return;
+  }
   if (path.state != PathState::kFailed) return;
   const uint32_t age = path.probe_seq - p.probe.probe_seq;
   if (path.probe_seq == 0 || age >= path.probe_ports.size()) return;

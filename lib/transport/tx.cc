@@ -314,6 +314,7 @@ const EngineImpl::TxStage EngineImpl::kTxStages[] = {
     {"keepalive", &EngineImpl::TxKeepalive},
     {"probe_replies", &EngineImpl::TxProbeReplies},
     {"path_probes", &EngineImpl::TxPathProbes},
+    {"plb_probes", &EngineImpl::TxPlbProbes},
     {"naks", &EngineImpl::TxNaks},
     {"acks", &EngineImpl::TxAcks},
     {"retransmissions", &EngineImpl::TxRetransmissions},
@@ -431,6 +432,26 @@ void EngineImpl::TxPathProbes(Connection* c, TxTurn& t) {
     // answer before the next port is tried.
     path.unanswered_probes++;
     path.probe_at = t.now + ProbeWait(path);
+  }
+}
+
+void EngineImpl::TxPlbProbes(Connection* c, TxTurn& t) {
+  for (TxPath& path : c->paths) {
+    if (t.full()) break;
+    if (!path.plb_probe_due || path.state != PathState::kActive) continue;
+    path.plb_probe_due = false;
+    wire::Packet p;
+    p.type = PacketType::kProbe;
+    p.dst_conn_id = c->remote_id;
+    p.path_id = path.id;
+    // Its own number and time: the reply must answer this probe, not a
+    // keep-alive (which carries the path's current number).
+    p.probe = {++path.probe_seq, static_cast<uint32_t>(t.now)};
+    path.plb_probe = p.probe;
+    if (Emit(t.now, c, path.plane, path.plb_port, &p, t.slot(), wire::Ecn::kNotEct)) {
+      t.n++;
+      stats.tx_probes++;
+    }
   }
 }
 

@@ -368,6 +368,38 @@ class CongestionTest : public EngineUnitTest {
       ASSERT_NO_FATAL_FAILURE(PostWrite(first + i, kPayload, uint64_t{i} * kPayload));
     }
   }
+  /**
+   * kCcRepathRounds + 1 round trips of 8 WRITEs on two paths of @p cfg, every
+   * packet of path 0 CE-marked, none of path 1's; the PROBEs sent meanwhile
+   * and their source ports into @p probes.
+   */
+  void CongestPathZero(const EngineConfig& cfg, std::vector<std::pair<Packet, uint16_t>>* probes) {
+    uint32_t rx[2] = {}, ce[2] = {}, psn[2] = {};
+    for (uint32_t round = 0; round <= config::kCcRepathRounds; round++) {
+      ASSERT_NO_FATAL_FAILURE(PostWrites(8 * round, 8));
+      std::vector<wire::FrameInfo> info;
+      const std::vector<Packet> out = Drain(now_, &info);
+      for (size_t i = 0; i < out.size(); i++) {
+        if (out[i].type == PacketType::kWrite) psn[out[i].path_id] = out[i].data.psn + 1;
+        if (out[i].type == PacketType::kProbe) probes->emplace_back(out[i], info[i].src_port);
+      }
+      now_ += 100'000;  // past a round trip (the RTT of these ACKs is 0: rto_initial_ns holds)
+      for (uint16_t path : {0, 1}) {
+        Packet a = Ack(path, psn[path]);
+        rx[path] = psn[path];
+        if (path == 0) ce[path] = rx[path];  // path 0: every packet marked; path 1: none
+        a.ack.rx_pkts = rx[path];
+        a.ack.ce_pkts = ce[path];
+        Feed(a);
+      }
+      now_ += cfg.rto_initial_ns;
+    }
+    std::vector<wire::FrameInfo> info;
+    const std::vector<Packet> out = Drain(now_, &info);
+    for (size_t i = 0; i < out.size(); i++) {
+      if (out[i].type == PacketType::kProbe) probes->emplace_back(out[i], info[i].src_port);
+    }
+  }
 };
 
 TEST_F(CongestionTest, ACeMarkTrimsThePathThatSawItAndTheNextPacketsGoToTheClearOne) {
@@ -406,27 +438,54 @@ TEST_F(CongestionTest, APathCongestedRoundAfterRoundWhileAnotherIsClearMovesToAF
   const EngineConfig cfg = TwoPaths(4);
   ASSERT_NO_FATAL_FAILURE(Start(cfg));
   const uint16_t port0 = Path(0).src_port, port1 = Path(1).src_port;
-  uint32_t rx[2] = {}, ce[2] = {}, psn[2] = {};
-  for (uint32_t round = 0; round <= config::kCcRepathRounds; round++) {
-    ASSERT_NO_FATAL_FAILURE(PostWrites(8 * round, 8));
-    for (const Packet& p : OfType(Drain(now_), PacketType::kWrite)) psn[p.path_id] = p.data.psn + 1;
-    now_ += 100'000;  // past a round trip (the RTT of these ACKs is 0: rto_initial_ns holds)
-    for (uint16_t path : {0, 1}) {
-      Packet a = Ack(path, psn[path]);
-      rx[path] = psn[path];
-      if (path == 0) ce[path] = rx[path];  // path 0: every packet marked; path 1: none
-      a.ack.rx_pkts = rx[path];
-      a.ack.ce_pkts = ce[path];
-      Feed(a);
-    }
-    now_ += cfg.rto_initial_ns;
-  }
+  std::vector<std::pair<Packet, uint16_t>> probes;
+  ASSERT_NO_FATAL_FAILURE(CongestPathZero(cfg, &probes));
+  EXPECT_TRUE(probes.empty());  // no path was rerouted: the move is not probed first
+  EXPECT_EQ(eng_->stats().cc_repath_probes, 0u);
   EXPECT_EQ(eng_->stats().cc_repaths, 1u);
   EXPECT_EQ(Path(0).repaths, 1u);
   EXPECT_NE(Path(0).src_port, port0);
   EXPECT_NE(Path(0).src_port, port1);
   EXPECT_EQ(Path(1).src_port, port1);
   EXPECT_EQ(Path(1).repaths, 0u);
+}
+
+TEST_F(CongestionTest, SoonAfterARerouteAPlbMoveProbesItsNewPortFirst) {
+  const EngineConfig cfg = TwoPaths(4);
+  ASSERT_NO_FATAL_FAILURE(Start(cfg));
+  const uint16_t port0 = Path(0).src_port, port1 = Path(1).src_port;
+  // A path of this connection fell silent alone just now: the fabric has a
+  // dead route (config::kPlbCarefulNs).
+  EnginePeer::Conn(*eng_, eng_conn_)->last_reroute_at = now_;
+  std::vector<std::pair<Packet, uint16_t>> probes;
+  ASSERT_NO_FATAL_FAILURE(CongestPathZero(cfg, &probes));
+  ASSERT_LT(now_, config::kPlbCarefulNs);
+  // Path 0 stays on its port, and a probe tries a fresh one.
+  EXPECT_EQ(eng_->stats().cc_repath_probes, 1u);
+  EXPECT_EQ(eng_->stats().cc_repaths, 0u);
+  EXPECT_EQ(Path(0).src_port, port0);
+  ASSERT_EQ(probes.size(), 1u);
+  const auto [probe, port] = probes[0];
+  EXPECT_EQ(probe.path_id, 0);
+  EXPECT_NE(port, port0);
+  EXPECT_NE(port, port1);
+  Packet reply;
+  reply.type = PacketType::kProbeReply;
+  reply.dst_conn_id = eng_conn_;
+  reply.path_id = 0;
+  // A reply with the probe's number but another time (a keep-alive's) is not
+  // its answer.
+  reply.probe = probe.probe;
+  reply.probe.ts_ns++;
+  Feed(reply);
+  EXPECT_EQ(Path(0).src_port, port0);
+  // Its answer moves the path there.
+  reply.probe = probe.probe;
+  Feed(reply);
+  EXPECT_EQ(Path(0).src_port, port);
+  EXPECT_EQ(Path(0).repaths, 1u);
+  EXPECT_EQ(eng_->stats().cc_repaths, 1u);
+  EXPECT_EQ(Path(1).src_port, port1);
 }
 
 TEST_F(CongestionTest, EveryAckCarriesTheSendersShareOfTheReceiversCapacity) {
