@@ -448,6 +448,9 @@ void EngineImpl::TxPlbProbes(Connection* c, TxTurn& t) {
     // keep-alive (which carries the path's current number).
     p.probe = {++path.probe_seq, static_cast<uint32_t>(t.now)};
     path.plb_probe = p.probe;
+    // Should the path fail before the answer comes, the answer still proves
+    // this port (HandleProbe revives a failed path on its probe's port).
+    path.probe_ports[path.probe_seq % path.probe_ports.size()] = path.plb_port;
     if (Emit(t.now, c, path.plane, path.plb_port, &p, t.slot(), wire::Ecn::kNotEct)) {
       t.n++;
       stats.tx_probes++;
