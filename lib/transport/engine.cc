@@ -498,7 +498,7 @@ absl::StatusOr<PostedRecv> EngineImpl::MakeRecv(uint32_t pd, uint32_t max_sge,
 size_t EngineImpl::PollCq(uint32_t cq, std::span<Completion> out) {
   auto it = cqs.find(cq);
   if (it == cqs.end()) return 0;
-  std::deque<Completion>& q = it->second.entries;
+  Ring<Completion>& q = it->second.entries;
   size_t n = 0;
   while (n < out.size() && !q.empty()) {
     out[n++] = q.front();

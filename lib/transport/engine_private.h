@@ -18,7 +18,6 @@
 
 #include <array>
 #include <bit>
-#include <deque>
 #include <memory>
 #include <vector>
 
@@ -29,6 +28,7 @@
 #include "fair_share_private.h"
 #include "mr_engine.h"
 #include "protection_private.h"
+#include "ring_private.h"
 #include "secure_rng_private.h"
 
 namespace metaroce::transport {
@@ -260,12 +260,12 @@ struct Connection {
   uint32_t next_path = 0;  ///< spraying round robin
   std::vector<TxMsg> msgs;
   std::vector<uint32_t> free_msgs;
-  std::deque<MsgRef> ready;
-  std::deque<RetxChunk> retx;
-  std::deque<PendingNak> naks;
-  std::deque<std::pair<uint16_t, wire::ProbeBody>> probe_replies;
+  Ring<MsgRef> ready;
+  Ring<RetxChunk> retx;
+  Ring<PendingNak> naks;
+  Ring<std::pair<uint16_t, wire::ProbeBody>> probe_replies;
   TimeNs probe_min = kNever;         ///< earliest message probe or RNR resume of its QPs
-  std::deque<uint16_t> ack_queue;    ///< rx paths with an ACK pending
+  Ring<uint16_t> ack_queue;          ///< rx paths with an ACK pending
   std::vector<uint32_t> qps;         ///< local QPs on this connection
   std::vector<uint32_t> dirty;       ///< local QPs whose stream ACK must be sent
   std::vector<ClosedStream> closed;  ///< a ring, the oldest at closed_next once full
@@ -326,7 +326,7 @@ struct Srq {
   uint32_t max_sge = 0;
   uint32_t limit = 0;  ///< armed limit event, 0: none
   uint32_t qps = 0;    ///< QPs taking receives from it
-  std::deque<PostedRecv> pool;
+  Ring<PostedRecv> pool;
 };
 
 /** Receive-side state of one message of the peer's on a stream. */
@@ -364,7 +364,7 @@ struct Qp {
   /** connection->rx_pkts when ConnectQp ran: unchanged, nothing was heard from the peer since. */
   uint64_t rx_mark = 0;
   // Send side.
-  std::deque<MsgRef> sq;   ///< posting order
+  Ring<MsgRef> sq;         ///< posting order
   uint32_t sq_sched = 0;   ///< sq index of the first message not yet released to the scheduler
   uint32_t sq_tx = 0;      ///< sq index of the message whose chunks go out now
   bool tx_queued = false;  ///< that message is on the connection's ready queue
@@ -377,7 +377,7 @@ struct Qp {
   uint32_t failed_msn = 0;
   // Receive side.
   /** Its own receives, or (attr.srq) those bound to the peer's messages so far. */
-  std::deque<PostedRecv> rq;
+  Ring<PostedRecv> rq;
   uint32_t rq_base = 0;  ///< recv_seq of rq.front()
   uint32_t msn_next = 0;
   /** Messages from msn_next on; a power-of-two ring that grows as far as the peer runs ahead. */
@@ -467,13 +467,13 @@ class EngineImpl {
   };
   absl::flat_hash_map<uint32_t, Pd> pds;
   struct Cq {
-    std::deque<Completion> entries;
+    Ring<Completion> entries;
     uint32_t depth = 0;
     bool error = false;  ///< overflowed: completions were lost
     bool ready = false;  ///< on ready_cqs
   };
   absl::flat_hash_map<uint32_t, Cq> cqs;
-  std::deque<AsyncEvent> events;
+  Ring<AsyncEvent> events;
   std::vector<uint32_t> fatal_qps;  ///< QPs of an overflowed CQ, flushed at the next PollTx
   absl::flat_hash_map<uint32_t, std::unique_ptr<Qp>> qps;
   absl::flat_hash_map<uint32_t, Srq> srqs;
@@ -484,7 +484,7 @@ class EngineImpl {
     PeerAddr to;
     wire::Packet packet;
   };
-  std::deque<LooseReply> loose_tx;  ///< replies without a connection (CONN_REJECT)
+  Ring<LooseReply> loose_tx;  ///< replies without a connection (CONN_REJECT)
   /** A peer engine: its address and the UDP port it receives on. */
   using PeerKey = std::pair<wire::IpAddr, uint16_t>;
   absl::flat_hash_map<PeerKey, uint32_t> conn_by_peer;

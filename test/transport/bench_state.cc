@@ -49,10 +49,15 @@ namespace {
 // element per node if larger) and a map of at least 8 node pointers, both
 // allocated even when the deque is empty.
 template <typename T>
-size_t DequeHeap(const std::deque<T>& d) {
+size_t QueueHeap(const std::deque<T>& d) {
   constexpr size_t kPerNode = sizeof(T) < 512 ? 512 / sizeof(T) : 1;
   const size_t nodes = d.size() / kPerNode + 1;
   return nodes * kPerNode * sizeof(T) + std::max<size_t>(8, nodes + 2) * sizeof(T*);
+}
+
+template <typename T>
+size_t QueueHeap(const tr::Ring<T>& r) {
+  return r.capacity() * sizeof(T);
 }
 
 template <typename T>
@@ -110,8 +115,8 @@ StateRow MeasureConn(uint16_t paths) {
   r.tx_paths = VecHeap(c->paths);
   for (const tr::TxPath& tp : c->paths) r.tx_paths += VecHeap(tp.ring);
   r.rx_paths = VecHeap(c->rx_paths);
-  r.queues = DequeHeap(c->ready) + DequeHeap(c->retx) + DequeHeap(c->naks) +
-             DequeHeap(c->probe_replies) + DequeHeap(c->ack_queue) + VecHeap(c->qps) +
+  r.queues = QueueHeap(c->ready) + QueueHeap(c->retx) + QueueHeap(c->naks) +
+             QueueHeap(c->probe_replies) + QueueHeap(c->ack_queue) + VecHeap(c->qps) +
              VecHeap(c->dirty) + VecHeap(c->free_msgs);
   r.msgs = VecHeap(c->msgs);
   for (const tr::TxMsg& m : c->msgs) {
@@ -143,7 +148,7 @@ void FillBusy(Pair& p, BusyState* busy) {
   }
   for (uint32_t qpn : p.qa()) {
     const tr::Qp* q = tr::EnginePeer::FindQp(p.a(), qpn);
-    if (q != nullptr) busy->sq_bytes = std::max(busy->sq_bytes, DequeHeap(q->sq));
+    if (q != nullptr) busy->sq_bytes = std::max(busy->sq_bytes, QueueHeap(q->sq));
   }
 }
 
@@ -167,7 +172,7 @@ QpSize MeasureQp() {
   s.window_msgs = static_cast<uint32_t>(q->window.size());
   s.window = VecHeap(q->window);
   for (const tr::RxMsg& m : q->window) s.window += ChunkSetHeap(m.got);
-  s.queues = DequeHeap(q->sq) + DequeHeap(q->rq);
+  s.queues = QueueHeap(q->sq) + QueueHeap(q->rq);
   s.index = sizeof(std::pair<const uint32_t, std::unique_ptr<tr::Qp>>) + 1;
   s.total = s.qp + s.window + s.queues + s.index;
   return s;
