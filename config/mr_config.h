@@ -277,6 +277,14 @@ inline constexpr uint64_t kMsgProbeMaxNs = 100'000'000;
 inline constexpr uint32_t kClosedStreamsPerConn = 64;
 
 /**
+ * Smallest direct-mapped lookup cache for QPs and connections (slots of 16
+ * bytes): 1 KiB per engine and per table covers the QPs and connections of a
+ * host with a few dozen, where nothing evicts; it grows to twice the live
+ * objects, so hits stay likely at any scale.
+ */
+inline constexpr size_t kDirectCacheMinSlots = 64;
+
+/**
  * Longest interval between CONN_REQ retransmissions while a connection is
  * being set up; the first comes after rto_min and the waits double up to it.
  */

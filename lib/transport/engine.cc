@@ -324,6 +324,7 @@ absl::StatusOr<uint32_t> EngineImpl::CreateQp(const QpAttr& a) {
   qp->owner = pd.owner;
   const uint32_t qpn = qp->qpn;
   qps[qpn] = std::move(qp);
+  qp_cache.Fit(qps.size());
   return qpn;
 }
 
@@ -346,7 +347,7 @@ absl::Status EngineImpl::DestroyQp(uint32_t qpn) {
   }
   pds[qp->attr.pd].qps--;
   if (qp->attr.srq != 0) srqs[qp->attr.srq].qps--;
-  if (found_qpn_ == qpn) found_qp_ = nullptr;
+  qp_cache.Erase(qpn, QpCacheHash(qpn));
   qps.erase(qpn);
   return absl::OkStatus();
 }
@@ -534,11 +535,6 @@ std::vector<PathInfo> EngineImpl::GetPaths(const wire::IpAddr& ip, uint16_t udp_
 }
 
 // ---- Connections ----
-
-Connection* EngineImpl::FindConn(uint32_t id) {
-  auto it = conns.find(id);
-  return it == conns.end() ? nullptr : it->second.get();
-}
 
 // ---- Messages ----
 

@@ -25,6 +25,7 @@
 #include "absl/hash/hash.h"
 #include "chunk_set_private.h"
 #include "congestion_private.h"
+#include "direct_cache_private.h"
 #include "fair_share_private.h"
 #include "mr_engine.h"
 #include "protection_private.h"
@@ -584,16 +585,23 @@ class EngineImpl {
   /** The QP, or nullptr. The last one found is remembered: a packet asks for its QP several times.
    */
   Qp* FindQp(uint32_t qpn) {
-    if (qpn == found_qpn_ && found_qp_ != nullptr) return found_qp_;
+    if (Qp* qp = qp_cache.Get(qpn, QpCacheHash(qpn))) return qp;
     auto it = qps.find(qpn);
     if (it == qps.end()) return nullptr;
-    found_qpn_ = qpn;
-    found_qp_ = it->second.get();
-    return found_qp_;
+    qp_cache.Put(qpn, QpCacheHash(qpn), it->second.get());
+    return it->second.get();
   }
-  uint32_t found_qpn_ = 0;
-  Qp* found_qp_ = nullptr;  ///< cleared when that QP is destroyed
-  Connection* FindConn(uint32_t id);
+  /** QP numbers count up above the engine's tag bits: consecutive ones, consecutive slots. */
+  uint32_t QpCacheHash(uint32_t qpn) const { return qpn >> cfg.qpn_tag_bits; }
+  Connection* FindConn(uint32_t id) {
+    if (Connection* c = conn_cache.Get(id, id)) return c;
+    auto it = conns.find(id);
+    if (it == conns.end()) return nullptr;
+    conn_cache.Put(id, id, it->second.get());
+    return it->second.get();
+  }
+  DirectCache<Qp> qp_cache;            ///< in front of qps; erased with the QP
+  DirectCache<Connection> conn_cache;  ///< in front of conns; erased with the connection
 
   // ---- messages (engine.cc) ----
   MsgRef AllocMsg(Connection* c);

@@ -119,6 +119,7 @@ Connection* EngineImpl::NewConnection(const PeerAddr& peer) {
   conn_by_peer[PeerKey{peer.ip, peer.udp_port}] = raw->local_id;
   conn_order.push_back(raw->local_id);
   conns[raw->local_id] = std::move(c);
+  conn_cache.Fit(conns.size());
   Touch(raw);  // its CONN_REQ is due
   return raw;
 }

@@ -581,6 +581,7 @@ void EngineImpl::ReapFailed() {
         p != conn_by_peer.end() && p->second == c->local_id) {
       conn_by_peer.erase(p);
     }
+    conn_cache.Erase(c->local_id, c->local_id);
     conns.erase(it);
     conn_order.erase(conn_order.begin() + static_cast<ptrdiff_t>(i));
   }

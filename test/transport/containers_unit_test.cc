@@ -2,14 +2,16 @@
  * Copyright(c) 2026 The metaroce authors
  */
 
-// Ring<T>, the engine's FIFO (lib/transport/ring_private.h), against
-// std::deque driven by the same operations.
+// The engine's containers: Ring<T>, its FIFO (ring_private.h), against
+// std::deque driven by the same operations; DirectCache<T>, the lookup cache
+// in front of its QP and connection maps (direct_cache_private.h).
 
 #include <deque>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "direct_cache_private.h"
 #include "gtest/gtest.h"
 #include "ring_private.h"
 
@@ -96,6 +98,35 @@ TEST(Ring, CopiesAndMovesAreIndependent) {
   EXPECT_EQ(c.back(), (std::vector<int>{4, 5, 6}));
   a = c;
   EXPECT_EQ(a.front(), (std::vector<int>{3, 9}));
+}
+
+TEST(DirectCache, HitsOnlyTheKeyItHoldsAndForgetsErasedOnes) {
+  DirectCache<int> c;
+  int a = 1, b = 2;
+  c.Put(5, 5, &a);  // no slots yet: nothing is cached
+  EXPECT_EQ(c.Get(5, 5), nullptr);
+  c.Fit(1);
+  EXPECT_EQ(c.slots(), config::kDirectCacheMinSlots);
+  c.Put(5, 5, &a);
+  EXPECT_EQ(c.Get(5, 5), &a);
+  // Another key on the same slot misses, then evicts.
+  const uint32_t same_slot = 5 + config::kDirectCacheMinSlots;
+  EXPECT_EQ(c.Get(same_slot, same_slot), nullptr);
+  c.Put(same_slot, same_slot, &b);
+  EXPECT_EQ(c.Get(5, 5), nullptr);
+  EXPECT_EQ(c.Get(same_slot, same_slot), &b);
+  // Erasing a key the slot does not hold leaves the slot alone.
+  c.Erase(5, 5);
+  EXPECT_EQ(c.Get(same_slot, same_slot), &b);
+  c.Erase(same_slot, same_slot);
+  EXPECT_EQ(c.Get(same_slot, same_slot), nullptr);
+  // Growing to twice the live objects empties it.
+  c.Put(7, 7, &a);
+  c.Fit(config::kDirectCacheMinSlots);
+  EXPECT_EQ(c.slots(), 2 * config::kDirectCacheMinSlots);
+  EXPECT_EQ(c.Get(7, 7), nullptr);
+  c.Fit(1);  // never shrinks
+  EXPECT_EQ(c.slots(), 2 * config::kDirectCacheMinSlots);
 }
 
 }  // namespace
