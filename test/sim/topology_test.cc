@@ -84,6 +84,34 @@ TEST(Topology, PlanesAreParallelFabricsThatNeverMeet) {
   EXPECT_EQ(f.total_drops(DropCause::kNoRoute), 1u);
 }
 
+// A leaf with long uplinks is a second site: only frames between the sites
+// take the long links, and the other leaves' uplinks keep their delay.
+TEST(Topology, ALeafWithLongUplinksIsASecondSite) {
+  Fabric f(1);
+  LeafSpineConfig c;
+  c.leaves = 3;
+  c.spines = 2;
+  c.hosts_per_leaf = 2;
+  c.leaf_uplink_delay_ps = {0, 0, kPsPerMs};
+  const Topology t = Must(BuildLeafSpine(f, c));
+  for (uint32_t s = 0; s < c.spines; s++) {
+    EXPECT_EQ(f.link(t.fabric_link(0, s)).config.delay_ps, c.fabric_link.delay_ps);
+    EXPECT_EQ(f.link(t.fabric_link(2, s)).config.delay_ps, kPsPerMs);
+  }
+  RecordingEndpoint near(t.host(1, 0)), far(t.host(2, 0)), local(t.host(2, 1));
+  t.host(0, 0)->Send(MakeFrame({.src = t.host(0, 0), .dst = t.host(1, 0)}));
+  t.host(0, 0)->Send(MakeFrame({.src = t.host(0, 0), .dst = t.host(2, 0)}));
+  t.host(2, 0)->Send(MakeFrame({.src = t.host(2, 0), .dst = t.host(2, 1)}));
+  f.RunUntilIdle(10 * kPsPerMs);
+  ASSERT_EQ(near.rx.size(), 1u);
+  ASSERT_EQ(far.rx.size(), 1u);
+  ASSERT_EQ(local.rx.size(), 1u);
+  EXPECT_LT(near.rx[0].time, 10 * kPsPerUs);
+  EXPECT_GT(far.rx[0].time, kPsPerMs);
+  EXPECT_LT(far.rx[0].time, kPsPerMs + 10 * kPsPerUs);
+  EXPECT_LT(local.rx[0].time, 10 * kPsPerUs);
+}
+
 TEST(Topology, LeafSpineErrorsSayWhatToFix) {
   struct Case {
     LeafSpineConfig c;
@@ -100,6 +128,12 @@ TEST(Topology, LeafSpineErrorsSayWhatToFix) {
   LeafSpineConfig bad_rate;
   bad_rate.fabric_link.rate_bps = 0;
   cases.push_back({bad_rate, "fabric_link"});
+  LeafSpineConfig too_many_delays;
+  too_many_delays.leaf_uplink_delay_ps = {0, 0, 0};
+  cases.push_back({too_many_delays, "leaf_uplink_delay_ps"});
+  LeafSpineConfig bad_delay;
+  bad_delay.leaf_uplink_delay_ps = {0, 2 * kPsPerSec};
+  cases.push_back({bad_delay, "leaf_uplink_delay_ps[1]"});
   LeafSpineConfig bad_buffer;
   bad_buffer.port_buffer_bytes = 10;
   cases.push_back({bad_buffer, "port_buffer_bytes"});

@@ -52,12 +52,19 @@ struct BackToBackConfig {
  * one NIC port (one sim::Host) per plane.
  */
 struct LeafSpineConfig {
-  uint32_t planes = 1;                                   ///< 1..kMaxSimPlanes
-  uint32_t leaves = 2;                                   ///< 1..kMaxLeaves
-  uint32_t spines = 2;                                   ///< >= 1
-  uint32_t hosts_per_leaf = 2;                           ///< 1..kMaxHostsPerLeaf
-  LinkConfig host_link;                                  ///< host <-> leaf
-  LinkConfig fabric_link;                                ///< leaf <-> spine
+  uint32_t planes = 1;          ///< 1..kMaxSimPlanes
+  uint32_t leaves = 2;          ///< 1..kMaxLeaves
+  uint32_t spines = 2;          ///< >= 1
+  uint32_t hosts_per_leaf = 2;  ///< 1..kMaxHostsPerLeaf
+  LinkConfig host_link;         ///< host <-> leaf
+  LinkConfig fabric_link;       ///< leaf <-> spine
+  /**
+   * Per leaf, the one-way delay of its links to the spines (missing or 0:
+   * fabric_link's). A leaf whose uplinks are long is a second site, joined
+   * to the site of the spines and the other leaves by those few long links
+   * (mr-sim longhaul).
+   */
+  std::vector<SimTime> leaf_uplink_delay_ps;
   uint64_t port_buffer_bytes = kDefaultPortBufferBytes;  ///< every switch port
   /** Each port marks above this many bytes per 100 Gbit/s of its rate; kEcnDisabled: never. */
   uint64_t ecn_threshold_bytes_per_100g = kDefaultEcnThresholdBytesPer100G;

@@ -25,7 +25,7 @@ HostConfig LeafHostConfig(uint32_t leaf, uint32_t h, uint32_t tx_queue_frames, u
   return c;
 }
 
-absl::Status Prefix(const char* what, const absl::Status& s) {
+absl::Status Prefix(absl::string_view what, const absl::Status& s) {
   return absl::Status(s.code(), absl::StrCat(what, ": ", s.message()));
 }
 
@@ -120,6 +120,18 @@ absl::StatusOr<Topology> BuildLeafSpine(Fabric& fabric, const LeafSpineConfig& c
   if (auto s = Validate(c.host_link); !s.ok()) return Prefix("LeafSpineConfig.host_link", s);
   if (auto s = Validate(c.red); !s.ok()) return Prefix("LeafSpineConfig", s);
   if (auto s = Validate(c.fabric_link); !s.ok()) return Prefix("LeafSpineConfig.fabric_link", s);
+  if (c.leaf_uplink_delay_ps.size() > c.leaves) {
+    return absl::InvalidArgumentError(absl::StrCat("LeafSpineConfig.leaf_uplink_delay_ps has ",
+                                                   c.leaf_uplink_delay_ps.size(), " entries for ",
+                                                   c.leaves, " leaves: give at most one per leaf"));
+  }
+  for (size_t l = 0; l < c.leaf_uplink_delay_ps.size(); l++) {
+    LinkConfig up = c.fabric_link;
+    if (c.leaf_uplink_delay_ps[l] != 0) up.delay_ps = c.leaf_uplink_delay_ps[l];
+    if (auto s = Validate(up); !s.ok()) {
+      return Prefix(absl::StrCat("LeafSpineConfig.leaf_uplink_delay_ps[", l, "]"), s);
+    }
+  }
   SwitchConfig sc;
   sc.port_buffer_bytes = c.port_buffer_bytes;
   sc.forwarding_latency_ps = c.switch_latency_ps;
@@ -172,9 +184,13 @@ absl::Status AddPlane(Fabric& fabric, const LeafSpineConfig& c, SwitchConfig sc,
     }
   }
   for (uint32_t l = 0; l < c.leaves; l++) {
+    LinkConfig up = c.fabric_link;
+    if (l < c.leaf_uplink_delay_ps.size() && c.leaf_uplink_delay_ps[l] != 0) {
+      up.delay_ps = c.leaf_uplink_delay_ps[l];
+    }
     for (uint32_t s = 0; s < c.spines; s++) {
       auto link = fabric.Connect(NodeRef::OfSwitch(t.leaves[leaf0 + l]),
-                                 NodeRef::OfSwitch(t.spines[spine0 + s]), c.fabric_link);
+                                 NodeRef::OfSwitch(t.spines[spine0 + s]), up);
       if (!link.ok()) return link.status();
       t.fabric_links.push_back(*link);
       const LinkInfo info = fabric.link(*link);
