@@ -7,8 +7,8 @@
 # without PFC (doc/mr-sim.md), 10 seeds each, and the incast from 127
 # senders on 16 leaves. Extra arguments go to every mr-sim run. `planes`
 # (P = 1, 2, 4, 8: a metaroce run of 4,032 connections on 8 planes takes
-# about 100 s) and `spine` run beside the others: about 55 minutes on two
-# cores.
+# about 100 s), `spine` and `longhaul` run beside the others: about 55
+# minutes on two cores.
 #   devtools/sim-results.sh [BUILD_DIR] [mr-sim options...]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -21,10 +21,11 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 start=$(date +%s)
 # Two lanes of about equal length, one per core; the parts go into
-# results.md in the order a, b, c, d, l, e.
+# results.md in the order a, b, c, d, l, h, e.
 {
   "$sim" --out "$out/b" --seeds 10 -x 1,2,4,8 "$@" planes &&
-    "$sim" --out "$out/d" --seeds 10 "$@" spine
+    "$sim" --out "$out/d" --seeds 10 "$@" spine &&
+    "$sim" --out "$out/h" --seeds 10 "$@" longhaul
 } 2>"$out/lane.log" &
 lane=$!
 "$sim" --out "$out/a" --seeds 10 "$@" calibration loss bursty gray incast incast-qps permutation alltoall allreduce
@@ -38,7 +39,7 @@ wait "$lane" || { cat "$out/lane.log" >&2; exit 1; }
 wall=$(( $(date +%s) - start ))
 mkdir -p "$root/doc/results"
 rm -f "$root/doc/results/"*.png
-cp "$out"/[a-el]/*.png "$root/doc/results/"
+cp "$out"/[a-elh]/*.png "$root/doc/results/"
 {
   echo "# Results: metaroce against RoCEv2 on the simulated fabric"
   echo
@@ -46,7 +47,7 @@ cp "$out"/[a-el]/*.png "$root/doc/results/"
   echo "commit $(git -C "$root" rev-parse --short HEAD)). What each experiment runs and what its metrics mean:"
   echo "[mr-sim.md](mr-sim.md). Raw CSV and JSON: run the script's \`mr-sim\` command with \`--out DIR\`."
   echo
-  for part in a b c d l e; do
+  for part in a b c d l h e; do
     tail -n +2 "$out/$part/summary.md" | sed -E 's/^!\[([a-z0-9-]+)\]\(([a-z0-9-]+)\.png\)$/![\1](results\/\2.png)/'
   done
 } >"$root/doc/results.md"

@@ -22,6 +22,8 @@ constexpr uint64_t kMaxMsgBytes = 1 << 20;
 constexpr uint64_t kRxCapacityPct = 98;
 constexpr uint32_t kAckFrameBytes = 64;
 constexpr uint32_t kDataFrameBytes = 4096 + 100;
+// Payload per data packet, both protocols (their defaults).
+constexpr uint64_t kMtuBytes = 4096;
 
 }  // namespace
 
@@ -52,6 +54,13 @@ absl::StatusOr<std::unique_ptr<Lab>> Lab::Create(const Params& p, const LabConfi
   ls.host_link.delay_ps = ls.fabric_link.delay_ps = p.link_delay_ps;
   ls.pfc.enabled = c.proto == Proto::kRocePfc;
   ls.planes = c.planes != 0 ? c.planes : p.planes;
+  if (c.site_link_delay_ps != 0) {
+    if (p.leaves < 2)
+      return absl::InvalidArgumentError("two sites need 2 leaves or more (--leaves)");
+    ls.leaf_uplink_delay_ps.assign(p.leaves, 0);
+    ls.leaf_uplink_delay_ps.back() = c.site_link_delay_ps;
+    lab->site_delay_ps_ = c.site_link_delay_ps;
+  }
   auto t = sim::BuildLeafSpine(lab->fabric_, ls);
   if (!t.ok()) return t.status();
   lab->topo_ = std::move(*t);
@@ -73,11 +82,35 @@ absl::StatusOr<std::unique_ptr<Lab>> Lab::Create(const Params& p, const LabConfi
     }
     if (auto st = lab->fabric_.SetAllLinkFaults(f); !st.ok()) return st;
   }
+  // Both protocols are set up for the longest round trip as an operator of
+  // a long link would: enough in flight for the line rate over it.
+  const uint64_t long_rtt_ns =
+      c.site_link_delay_ps == 0 ? 0 : lab->BaseRttPs(0, lab->hosts() - 1) / 1000;
+  const uint64_t long_bdp_pkts = lab->line_bps_ / 8 * long_rtt_ns / 1'000'000'000 / kMtuBytes + 1;
   if (c.proto == Proto::kMetaRoce) {
-    lab->stack_ = MakeMetaRoceStack(lab->topo_, c.seed, kMaxMsgBytes,
-                                    p.gbps * 1000 * kRxCapacityPct / 100 * lab->topo_.planes);
+    transport::EngineConfig ec;
+    ec.rx_capacity_mbps = p.gbps * 1000 * kRxCapacityPct / 100 * lab->topo_.planes;
+    if (long_rtt_ns != 0) {
+      // More paths, each within its SACK's reach, and a connection window
+      // that holds them.
+      ec.num_paths = static_cast<uint16_t>(
+          std::clamp<uint64_t>((long_bdp_pkts + ec.path_window_pkts - 1) / ec.path_window_pkts,
+                               ec.num_paths, transport::kMaxPaths));
+      ec.conn_window_pkts =
+          static_cast<uint32_t>(std::max<uint64_t>(ec.conn_window_pkts, long_bdp_pkts));
+    }
+    lab->stack_ = MakeMetaRoceStack(lab->topo_, c.seed, kMaxMsgBytes, ec);
   } else {
-    lab->stack_ = MakeRoceStack(lab->topo_);
+    rocev2::Config rc;
+    if (long_rtt_ns != 0) {
+      // And a local ACK timeout (on the verbs grid, 4.096 us x 2^k) of at
+      // least two of those round trips.
+      uint64_t timeout_ns = 4096;
+      while (timeout_ns < 2 * long_rtt_ns) timeout_ns *= 2;
+      rc.ack_timeout_ns = std::max<uint64_t>(rc.ack_timeout_ns, timeout_ns);
+      rc.window_pkts = static_cast<uint32_t>(std::max<uint64_t>(rc.window_pkts, long_bdp_pkts));
+    }
+    lab->stack_ = MakeRoceStack(lab->topo_, rc);
   }
   lab->flows_of_.resize(lab->hosts());
   lab->outstanding_of_.resize(lab->hosts());
@@ -89,7 +122,12 @@ sim::SimTime Lab::BaseRttPs(uint32_t a, uint32_t b) const {
   auto wire_ps = [this](uint32_t bytes) {
     return sim::SerializationPs(bytes + sim::kDefaultWireOverheadBytes, line_bps_);
   };
-  return links * (2 * delay_ps_ + wire_ps(kDataFrameBytes) + wire_ps(kAckFrameBytes));
+  sim::SimTime rtt = links * (2 * delay_ps_ + wire_ps(kDataFrameBytes) + wire_ps(kAckFrameBytes));
+  const uint32_t last = hosts() / topo_.hosts_per_leaf - 1;
+  if (site_delay_ps_ != 0 && LeafOf(a) != LeafOf(b) && (LeafOf(a) == last || LeafOf(b) == last)) {
+    rtt += 2 * (site_delay_ps_ - delay_ps_);  // one of its four links is a long one
+  }
+  return rtt;
 }
 
 uint64_t Lab::BdpBytes(uint32_t a, uint32_t b) const {

@@ -40,6 +40,9 @@ const Experiment kExperiments[] = {
     {"link",
      "one leaf-spine link goes dark under load, routes reconverge later or never: the same figures",
      RunLinkFailure},
+    {"longhaul",
+     "a second site behind long links: short- and long-RTT flows into one host, Jain's index",
+     RunLongHaul},
 };
 }  // namespace
 

@@ -110,6 +110,11 @@ struct LabConfig {
    */
   double burst_frames = 0;
   uint32_t planes = 0;  ///< 0: Params::planes
+  /**
+   * Not 0: the last leaf's links to the spines have this one-way delay, so
+   * that leaf is a second site joined to the others by them (longhaul).
+   */
+  sim::SimTime site_link_delay_ps = 0;
 };
 
 class Lab {
@@ -168,6 +173,7 @@ class Lab {
   sim::Topology topo_;
   uint64_t line_bps_ = 0;
   sim::SimTime delay_ps_ = 0;
+  sim::SimTime site_delay_ps_ = 0;  ///< the last leaf's uplinks
   std::unique_ptr<Stack> stack_;
   std::vector<FlowState> flows_;
   std::vector<std::vector<uint32_t>> flows_of_;  ///< by source host
@@ -261,6 +267,7 @@ absl::StatusOr<Result> RunFailure(const Params& p, Runner& r);
 absl::StatusOr<Result> RunPlaneScaling(const Params& p, Runner& r);
 absl::StatusOr<Result> RunSpineFailure(const Params& p, Runner& r);
 absl::StatusOr<Result> RunLinkFailure(const Params& p, Runner& r);
+absl::StatusOr<Result> RunLongHaul(const Params& p, Runner& r);
 
 /** Writes <out>/<name>.csv, .json, .gp (+ .png) and appends to summary.md. */
 absl::Status WriteReport(const Params& p, const Experiment& e, const Result& r, const Speed& s);

@@ -12,6 +12,8 @@
 #include <span>
 
 #include "absl/status/status.h"
+#include "mr_engine.h"
+#include "mr_rocev2.h"
 #include "sim.h"
 
 namespace metaroce::mrsim {
@@ -49,9 +51,10 @@ class Stack {
 
 /** metaroce's engine on every host; receivers hint max-min shares of @p rx_capacity_mbps. */
 std::unique_ptr<Stack> MakeMetaRoceStack(const sim::Topology& t, uint64_t seed,
-                                         uint64_t max_msg_bytes, uint64_t rx_capacity_mbps);
+                                         uint64_t max_msg_bytes,
+                                         const transport::EngineConfig& base);
 /** The RoCEv2 baseline (go-back-N, DCQCN) on every host. */
-std::unique_ptr<Stack> MakeRoceStack(const sim::Topology& t);
+std::unique_ptr<Stack> MakeRoceStack(const sim::Topology& t, const rocev2::Config& cfg);
 
 }  // namespace metaroce::mrsim
 

@@ -23,15 +23,14 @@ namespace tr = transport;
 class MetaRoceStack : public Stack {
  public:
   MetaRoceStack(const sim::Topology& t, uint64_t seed, uint64_t max_msg_bytes,
-                uint64_t rx_capacity_mbps)
+                const tr::EngineConfig& base)
       : src_(max_msg_bytes), sink_(max_msg_bytes) {
     const uint32_t per_plane = static_cast<uint32_t>(t.hosts.size() / t.planes);
     hosts_.resize(per_plane);
     for (uint32_t h = 0; h < per_plane; h++) {
       HostCtx& c = hosts_[h];
-      tr::EngineConfig cfg;
+      tr::EngineConfig cfg = base;
       cfg.seed = seed * 1000 + h + 1;
-      cfg.rx_capacity_mbps = rx_capacity_mbps;
       std::vector<sim::Host*> planes;
       for (uint32_t p = 0; p < t.planes; p++) planes.push_back(t.hosts[p * per_plane + h]);
       c.node = std::make_unique<sim::EngineNode>(planes, cfg);
@@ -130,8 +129,9 @@ class MetaRoceStack : public Stack {
 }  // namespace
 
 std::unique_ptr<Stack> MakeMetaRoceStack(const sim::Topology& t, uint64_t seed,
-                                         uint64_t max_msg_bytes, uint64_t rx_capacity_mbps) {
-  return std::make_unique<MetaRoceStack>(t, seed, max_msg_bytes, rx_capacity_mbps);
+                                         uint64_t max_msg_bytes,
+                                         const transport::EngineConfig& base) {
+  return std::make_unique<MetaRoceStack>(t, seed, max_msg_bytes, base);
 }
 
 }  // namespace metaroce::mrsim

@@ -22,10 +22,10 @@ constexpr uint32_t kSrcPorts = 16384;
 
 class RoceStack : public Stack {
  public:
-  explicit RoceStack(const sim::Topology& t)
+  RoceStack(const sim::Topology& t, const rocev2::Config& cfg)
       : planes_(t.planes), per_plane_(static_cast<uint32_t>(t.hosts.size()) / t.planes) {
     for (sim::Host* h : t.hosts) {
-      nodes_.push_back(std::make_unique<sim::RoceNode>(h, rocev2::Config{}));
+      nodes_.push_back(std::make_unique<sim::RoceNode>(h, cfg));
     }
   }
 
@@ -94,8 +94,8 @@ class RoceStack : public Stack {
 
 }  // namespace
 
-std::unique_ptr<Stack> MakeRoceStack(const sim::Topology& t) {
-  return std::make_unique<RoceStack>(t);
+std::unique_ptr<Stack> MakeRoceStack(const sim::Topology& t, const rocev2::Config& cfg) {
+  return std::make_unique<RoceStack>(t, cfg);
 }
 
 }  // namespace metaroce::mrsim

@@ -31,7 +31,11 @@ hosts, 4 spines, 100 Gbit/s, seed 1), read from its JSON reports:
     fail then, and none fails when routes move it off after 0.1 ms;
   - one leaf-spine link gone dark fails no metaroce QP, and metaroce keeps
     >= 0.9 x what the fabric leaves it while routes stay; RoCEv2's QPs
-    through it fail then.
+    through it fail then;
+  - behind 1 ms long links, flows of 2 ms round trips and of microseconds
+    into one host share it evenly with metaroce (Jain >= 0.9, the long ones'
+    mean at least 0.8 of the short ones'), no QP fails, and the link is
+    >= 90 % used.
   check_quick.py DIR"""
 import json
 import sys
@@ -66,7 +70,8 @@ def expect(cond, what):
 
 
 points = {"calibration": 1, "loss": 3, "bursty": 3, "gray": 2, "incast": 2, "incast-qps": 2, "permutation": 2, "alltoall": 1,
-          "allreduce": 2, "planes": 2, "failure": 1, "spine": 2, "link": 2}
+          "allreduce": 2, "planes": 2, "failure": 1, "spine": 2, "link": 2,
+          "longhaul": 1}
 reports = {}
 for name, n in points.items():
     rep = load(name)
@@ -175,6 +180,14 @@ expect(len(after) == 1 and after[0]["met"],
        f"link: metaroce's throughput with a link dark and routes unchanged: {after}")
 for p in ["rocev2-pfc", "rocev2"]:
     expect(one(ln, p, "qp_errors", reconverge_ms=10) > 0, f"link: no {p} QP failed through the dark link")
+
+lh = reports["longhaul"]
+j, ratio = one(lh, "metaroce", "jain", one_way_ms=1), one(lh, "metaroce", "long_vs_short", one_way_ms=1)
+expect(j >= 0.9 and ratio >= 0.8,
+       f"longhaul: metaroce's Jain {j}, long flows at {ratio} of the short ones, want >= 0.9 and >= 0.8")
+expect(one(lh, "metaroce", "qp_errors", one_way_ms=1) == 0, "longhaul: a metaroce QP failed")
+v = one(lh, "metaroce", "total_pct", one_way_ms=1)
+expect(v >= 90, f"longhaul: metaroce's flows used {v} % of the receiver's link, want >= 90")
 
 for f in fails:
     print("FAIL:", f)

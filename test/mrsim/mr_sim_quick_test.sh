@@ -18,7 +18,8 @@ fi
 echo "mr-sim --quick: $(( $(date +%s) - start )) s"
 cat "$dir/a/summary.md"
 fails=0
-for e in calibration loss bursty gray incast incast-qps permutation alltoall allreduce planes failure spine link; do
+for e in calibration loss bursty gray incast incast-qps permutation alltoall allreduce planes failure spine link \
+  longhaul; do
   for ext in csv json dat gp png; do
     [ -s "$dir/a/$e.$ext" ] || { echo "FAIL: no $e.$ext"; fails=$((fails + 1)); }
   done
