@@ -7,8 +7,8 @@
 # without PFC (doc/mr-sim.md), 10 seeds each, and the incast from 127
 # senders on 16 leaves. Extra arguments go to every mr-sim run. `planes`
 # (P = 1, 2, 4, 8: a metaroce run of 4,032 connections on 8 planes takes
-# about 100 s), `spine` and `longhaul` run beside the others: about 55
-# minutes on two cores.
+# about 100 s), `spine`, `longhaul` and `longhaul-loss` run beside the
+# others: about 75 minutes on two cores.
 #   devtools/sim-results.sh [BUILD_DIR] [mr-sim options...]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,7 +25,7 @@ start=$(date +%s)
 {
   "$sim" --out "$out/b" --seeds 10 -x 1,2,4,8 "$@" planes &&
     "$sim" --out "$out/d" --seeds 10 "$@" spine &&
-    "$sim" --out "$out/h" --seeds 10 "$@" longhaul
+    "$sim" --out "$out/h" --seeds 10 "$@" longhaul longhaul-loss
 } 2>"$out/lane.log" &
 lane=$!
 "$sim" --out "$out/a" --seeds 10 "$@" calibration loss bursty gray incast incast-qps permutation alltoall allreduce

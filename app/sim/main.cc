@@ -43,6 +43,8 @@ const Experiment kExperiments[] = {
     {"longhaul",
      "a second site behind long links: short- and long-RTT flows into one host, Jain's index",
      RunLongHaul},
+    {"longhaul-loss", "the same flows, random loss on the long links: the long flows, stalls",
+     RunLongHaulLoss},
 };
 }  // namespace
 

@@ -268,6 +268,7 @@ absl::StatusOr<Result> RunPlaneScaling(const Params& p, Runner& r);
 absl::StatusOr<Result> RunSpineFailure(const Params& p, Runner& r);
 absl::StatusOr<Result> RunLinkFailure(const Params& p, Runner& r);
 absl::StatusOr<Result> RunLongHaul(const Params& p, Runner& r);
+absl::StatusOr<Result> RunLongHaulLoss(const Params& p, Runner& r);
 
 /** Writes <out>/<name>.csv, .json, .gp (+ .png) and appends to summary.md. */
 absl::Status WriteReport(const Params& p, const Experiment& e, const Result& r, const Speed& s);

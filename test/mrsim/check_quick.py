@@ -35,7 +35,10 @@ hosts, 4 spines, 100 Gbit/s, seed 1), read from its JSON reports:
   - behind 1 ms long links, flows of 2 ms round trips and of microseconds
     into one host share it evenly with metaroce (Jain >= 0.9, the long ones'
     mean at least 0.8 of the short ones'), no QP fails, and the link is
-    >= 90 % used.
+    >= 90 % used;
+  - with 1 % loss on those links, no metaroce QP fails, no long flow stalls
+    for more than 2 long round trips, and metaroce's long flows move more
+    than both RoCEv2's.
   check_quick.py DIR"""
 import json
 import sys
@@ -71,7 +74,7 @@ def expect(cond, what):
 
 points = {"calibration": 1, "loss": 3, "bursty": 3, "gray": 2, "incast": 2, "incast-qps": 2, "permutation": 2, "alltoall": 1,
           "allreduce": 2, "planes": 2, "failure": 1, "spine": 2, "link": 2,
-          "longhaul": 1}
+          "longhaul": 1, "longhaul-loss": 2}
 reports = {}
 for name, n in points.items():
     rep = load(name)
@@ -188,6 +191,15 @@ expect(j >= 0.9 and ratio >= 0.8,
 expect(one(lh, "metaroce", "qp_errors", one_way_ms=1) == 0, "longhaul: a metaroce QP failed")
 v = one(lh, "metaroce", "total_pct", one_way_ms=1)
 expect(v >= 90, f"longhaul: metaroce's flows used {v} % of the receiver's link, want >= 90")
+
+ll = reports["longhaul-loss"]
+expect(one(ll, "metaroce", "qp_errors", loss_pct=1) == 0, "longhaul-loss: a metaroce QP failed")
+v = one(ll, "metaroce", "max_stall_rtts", loss_pct=1)
+expect(v <= 2, f"longhaul-loss: a metaroce long flow stalled for {v} long RTTs, want <= 2")
+m = one(ll, "metaroce", "long_gbps", loss_pct=1)
+for p in ["rocev2-pfc", "rocev2"]:
+    v = one(ll, p, "long_gbps", loss_pct=1)
+    expect(m > v, f"longhaul-loss: metaroce's long flows {m} Gbit/s at 1 % loss, {p}'s {v}")
 
 for f in fails:
     print("FAIL:", f)

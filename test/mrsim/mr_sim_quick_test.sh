@@ -19,7 +19,7 @@ echo "mr-sim --quick: $(( $(date +%s) - start )) s"
 cat "$dir/a/summary.md"
 fails=0
 for e in calibration loss bursty gray incast incast-qps permutation alltoall allreduce planes failure spine link \
-  longhaul; do
+  longhaul longhaul-loss; do
   for ext in csv json dat gp png; do
     [ -s "$dir/a/$e.$ext" ] || { echo "FAIL: no $e.$ext"; fails=$((fails + 1)); }
   done
