@@ -196,7 +196,8 @@ void PrintStateText(const StateFigure& f) {
       "yet.\n# Accounting: sizeof(Connection) + paths.capacity() x sizeof(TxPath) + "
       "rx_paths.capacity() x\n# sizeof(RxPath) + queues (rings, empty until used; small vectors) "
       "+ message pool + map entries.\n# 'counted' = bytes operator new handed out per connection "
-      "while connecting (both engines / 2),\n# each engine's second connection (the first made its one-time allocations).\n");
+      "while connecting (both engines / 2),\n# each engine's second connection (the first made its "
+      "one-time allocations).\n");
   std::printf(
       "# sizeof: Connection %zu, TxPath %zu + in-flight ring %zu x Inflight %zu, RxPath "
       "%zu,\n#   TxMsg %zu, Qp %zu, RxMsg %zu\n",
