@@ -125,6 +125,13 @@ absl::StatusOr<LongHaulRun> RunLongHaulFlows(Lab& l, const Params& p,
   return run;
 }
 
+/** The lab of a run: the last leaf a second site behind links of @p one_way_ms. */
+LabConfig TwoSites(Proto proto, uint64_t seed, double one_way_ms) {
+  LabConfig c{proto, seed, 0};
+  c.site_link_delay_ps = static_cast<sim::SimTime>(one_way_ms * sim::kPsPerMs);
+  return c;
+}
+
 absl::Status CheckShape(const Params& p) {
   if (p.hosts_per_leaf < 2) {
     return absl::InvalidArgumentError("longhaul needs 2 hosts per leaf or more (--hosts-per-leaf)");
@@ -163,11 +170,7 @@ absl::StatusOr<Result> RunLongHaul(const Params& p, Runner& r) {
       return absl::InvalidArgumentError("longhaul: --x is the long links' one-way delay in ms");
     }
   }
-  auto lab_of = [](Proto proto, uint64_t seed, double x) {
-    LabConfig c{proto, seed, 0};
-    c.site_link_delay_ps = static_cast<sim::SimTime>(x * sim::kPsPerMs);
-    return c;
-  };
+  auto lab_of = [](Proto proto, uint64_t seed, double x) { return TwoSites(proto, seed, x); };
   auto st = Sweep(p, r, xs, &t, lab_of,
                   [&](Lab& l, Proto, uint64_t, double) -> absl::StatusOr<std::vector<double>> {
                     auto run = RunLongHaulFlows(l, p, [](Lab&) { return absl::OkStatus(); });
@@ -216,9 +219,7 @@ absl::StatusOr<Result> RunLongHaulLoss(const Params& p, Runner& r) {
     }
   }
   auto lab_of = [](Proto proto, uint64_t seed, double) {
-    LabConfig c{proto, seed, 0};
-    c.site_link_delay_ps = static_cast<sim::SimTime>(kLossDelayMs * sim::kPsPerMs);
-    return c;
+    return TwoSites(proto, seed, kLossDelayMs);
   };
   auto st =
       Sweep(p, r, xs, &t, lab_of,
