@@ -254,6 +254,12 @@ struct Connection {
   std::array<wire::IpAddr, wire::kMaxPlanes> peer_plane_ip{};
   std::array<wire::MacAddr, wire::kMaxPlanes> peer_plane_mac{};
   std::array<PlaneState, wire::kMaxPlanes> plane_state{};
+  /**
+   * Per plane, the headers of our frames to the peer there, built on the
+   * plane's first frame (Ethernet framing) and forgotten when an address
+   * they hold changes (ForgetEncap()).
+   */
+  std::vector<wire::EncapTemplate> encap;
   std::vector<TxPath> paths;
   std::vector<RxPath> rx_paths;
   uint32_t inflight = 0;
@@ -731,6 +737,12 @@ class EngineImpl {
   Sent SendChunk(TimeNs now, Connection* c, TxPath* path, MsgRef ref, uint32_t chunk, RetxKind kind,
                  bool retx, TxSlot* slot);
   void FailResponse(TimeNs now, Connection* c, MsgRef ref, wire::NakDetail why);
+  /** Fills tx_info with the addresses of a frame to @p c's peer (or to slot->addr) on @p plane. */
+  wire::FrameInfo& FrameTo(const Connection* c, uint8_t plane, const TxSlot* slot);
+  /** The headers of Ethernet frames to @p c's peer on @p plane (unbuilt: not encodable). */
+  const wire::EncapTemplate& Encap(Connection* c, uint8_t plane);
+  /** Drops @p c's header templates: an address in them changed. */
+  static void ForgetEncap(Connection* c);
   /** Encodes @p p into @p slot, from @p src_port of our @p plane to the peer's same plane. */
   bool Emit(TimeNs now, Connection* c, uint8_t plane, uint16_t src_port, wire::Packet* p,
             TxSlot* slot, wire::Ecn ecn);

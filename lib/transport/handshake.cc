@@ -330,7 +330,10 @@ void EngineImpl::HandleConnReq(TimeNs now, const wire::FrameInfo& from, const wi
     c = NewConnection(peer);
   }
   if (c->state == ConnState::kConnecting) Establish(now, c, b);  // also a simultaneous open
-  c->peer.mac = from.eth_src;
+  if (c->peer.mac != from.eth_src) {
+    c->peer.mac = from.eth_src;
+    ForgetEncap(c);
+  }
   Touch(c);
   c->accept_pending = true;
   c->accept_nonce = b.nonce;

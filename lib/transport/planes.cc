@@ -41,6 +41,7 @@ void EngineImpl::AdoptPlanes(TimeNs now, Connection* c, const wire::ConnBody& b)
     c->peer_plane_ip[k] = wire::ConnPlane(b, k - 1);
     c->peer_plane_mac[k] = c->peer.mac;  // until a frame arrives on the plane
   }
+  ForgetEncap(c);
   for (TxPath& p : c->paths) {
     p.plane = PlaneOf(c, p.id);
     if (p.plane == 0) continue;

@@ -124,7 +124,10 @@ void EngineImpl::HandlePacket(TimeNs now, const wire::FrameInfo& from, const wir
     stats.rx_wrong_source++;
     return;
   }
-  if (plane != 0) c->peer_plane_mac[plane] = from.eth_src;  // the next hop on that plane
+  if (plane != 0 && c->peer_plane_mac[plane] != from.eth_src) {
+    c->peer_plane_mac[plane] = from.eth_src;  // the next hop on that plane
+    ForgetEncap(c);
+  }
   Touch(c);
   c->last_rx_at = now;
   c->rx_pkts++;

@@ -60,8 +60,7 @@ bool Gather(const MrTable& mrs, uint32_t pd, uint64_t owner, MemoryAccess* mem, 
 
 // ---- Packets out ----
 
-bool EngineImpl::Emit(TimeNs now, Connection* c, uint8_t plane, uint16_t src_port, wire::Packet* p,
-                      TxSlot* slot, wire::Ecn ecn) {
+wire::FrameInfo& EngineImpl::FrameTo(const Connection* c, uint8_t plane, const TxSlot* slot) {
   wire::FrameInfo& f = tx_info;  // its other fields keep their defaults
   f.eth_src = local_planes[plane].mac;
   f.src = local_planes[plane].ip;
@@ -76,24 +75,52 @@ bool EngineImpl::Emit(TimeNs now, Connection* c, uint8_t plane, uint16_t src_por
     f.dst = c->peer_plane_ip[plane];
   }
   f.dscp = cfg.dscp;
-  f.ecn = ecn;
-  f.src_port = src_port;
   f.dst_port = c != nullptr ? c->peer.udp_port : slot->addr.dst_port;
-  absl::StatusOr<size_t> n;
-  if (cfg.framing == Framing::kEthernet) {
-    n = wire::EncodeFrame(f, *p, {slot->buf, slot->cap}, kEncode);
+  return f;
+}
+
+const wire::EncapTemplate& EngineImpl::Encap(Connection* c, uint8_t plane) {
+  if (c->encap.size() <= plane) c->encap.resize(size_t{plane} + 1);
+  wire::EncapTemplate& t = c->encap[plane];
+  if (!t.built()) t.Build(FrameTo(c, plane, nullptr), kEncode);
+  return t;
+}
+
+void EngineImpl::ForgetEncap(Connection* c) {
+  for (wire::EncapTemplate& t : c->encap) t.Clear();
+}
+
+bool EngineImpl::Emit(TimeNs now, Connection* c, uint8_t plane, uint16_t src_port, wire::Packet* p,
+                      TxSlot* slot, wire::Ecn ecn) {
+  size_t n;
+  if (cfg.framing == Framing::kEthernet && c != nullptr) {
+    // The usual frame: the connection's prebuilt headers, patched.
+    const wire::EncapTemplate& t = Encap(c, plane);
+    if (!t.built() || slot->cap < t.bytes()) return false;
+    auto body = wire::EncodeDatagram(*p, {slot->buf + t.bytes(), slot->cap - t.bytes()}, kEncode);
+    if (!body.ok()) return false;
+    n = t.Stamp(src_port, ecn, *body, slot->buf);
   } else {
-    n = wire::EncodeDatagram(*p, {slot->buf, slot->cap}, kEncode);
-    slot->addr = f;
+    wire::FrameInfo& f = FrameTo(c, plane, slot);
+    f.ecn = ecn;
+    f.src_port = src_port;
+    absl::StatusOr<size_t> r;
+    if (cfg.framing == Framing::kEthernet) {
+      r = wire::EncodeFrame(f, *p, {slot->buf, slot->cap}, kEncode);
+    } else {
+      r = wire::EncodeDatagram(*p, {slot->buf, slot->cap}, kEncode);
+      slot->addr = f;
+    }
+    if (!r.ok()) return false;  // slot too small: the caller's buffers are misconfigured
+    n = *r;
   }
-  if (!n.ok()) return false;  // slot too small: the caller's buffers are misconfigured
-  slot->len = static_cast<uint32_t>(*n);
+  slot->len = static_cast<uint32_t>(n);
   slot->plane = plane;
   stats.tx_packets++;
-  stats.tx_bytes += *n;
+  stats.tx_bytes += n;
   if (c != nullptr) {
     c->tx_pkts++;
-    c->tx_bytes += *n;
+    c->tx_bytes += n;
   }
   (void)now;
   return true;

@@ -353,4 +353,81 @@ absl::StatusOr<size_t> EncodeUdpFrame(const FrameInfo& f, size_t udp_payload_byt
   return WriteEncap(f, udp_payload_bytes, out, opt);
 }
 
+bool EncapTemplate::Build(const FrameInfo& f, const EncodeOptions& opt) {
+  bytes_ = 0;
+  if (CheckEncap(f, hdr_.size()) != nullptr) return false;
+  FrameInfo g = f;
+  g.src_port = 0;
+  g.ecn = Ecn::kNotEct;
+  EncodeOptions no_csum = opt;
+  no_csum.udp_checksum_ipv4 = false;
+  const size_t n = EncapBytes(f);
+  WriteEncap(g, 0, hdr_, no_csum);
+  v6_ = f.src.v6;
+  udp_csum_ = v6_ || opt.udp_checksum_ipv4;
+  ip_off_ = static_cast<uint8_t>(n - kUdpHeaderBytes - (v6_ ? kIpv6HeaderBytes : kIpv4HeaderBytes));
+  uint8_t* ip = hdr_.data() + ip_off_;
+  uint8_t* udp = hdr_.data() + n - kUdpHeaderBytes;
+  // The per-packet fields start at zero; Stamp() adds them into the sums.
+  std::memset(udp + offsetof(UdpHdr, length), 0, 2);
+  std::memset(udp + offsetof(UdpHdr, checksum), 0, 2);
+  if (v6_) {
+    std::memset(ip + offsetof(Ipv6Hdr, payload_length), 0, 2);
+  } else {
+    std::memset(ip + offsetof(Ipv4Hdr, total_length), 0, 2);
+    std::memset(ip + offsetof(Ipv4Hdr, checksum), 0, 2);
+    ip_sum_ = static_cast<uint32_t>(SumWords(ip, kIpv4HeaderBytes, 0));
+  }
+  const size_t alen = v6_ ? 16 : 4;
+  pseudo_sum_ = static_cast<uint32_t>(PseudoSum(f.src.bytes.data(), f.dst.bytes.data(), alen, 0));
+  bytes_ = static_cast<uint8_t>(n);
+  return true;
+}
+
+size_t EncapTemplate::Stamp(uint16_t src_port, Ecn ecn, size_t udp_payload_bytes,
+                            uint8_t* out) const {
+  // A constant length per case, so that each copy is a few moves, not a call.
+  constexpr size_t kV4 = EncapBytes(false, false), kV4Vlan = EncapBytes(false, true);
+  constexpr size_t kV6 = EncapBytes(true, false), kV6Vlan = EncapBytes(true, true);
+  switch (bytes_) {
+    case kV4: std::memcpy(out, hdr_.data(), kV4); break;
+    case kV4Vlan: std::memcpy(out, hdr_.data(), kV4Vlan); break;
+    case kV6: std::memcpy(out, hdr_.data(), kV6); break;
+    case kV6Vlan: std::memcpy(out, hdr_.data(), kV6Vlan); break;
+    default: std::memcpy(out, hdr_.data(), bytes_); break;
+  }
+  const size_t udp_len = kUdpHeaderBytes + udp_payload_bytes;
+  const auto ecn_bits = static_cast<uint8_t>(ecn);
+  uint8_t* ip = out + ip_off_;
+  if (v6_) {
+    ip[1] |= static_cast<uint8_t>(ecn_bits << 4);  // traffic class bits 1..0 of 7..0 at bit 20
+    Be16 len;
+    len.set(static_cast<uint16_t>(udp_len));
+    Store(ip + offsetof(Ipv6Hdr, payload_length), len);
+  } else {
+    ip[1] |= ecn_bits;
+    const auto total = static_cast<uint16_t>(kIpv4HeaderBytes + udp_len);
+    Be16 len, csum;
+    len.set(total);
+    Store(ip + offsetof(Ipv4Hdr, total_length), len);
+    // ECN is the low byte of the header's first word, the length its second word.
+    csum.set(static_cast<uint16_t>(~Fold(uint64_t{ip_sum_} + ecn_bits + total)));
+    Store(ip + offsetof(Ipv4Hdr, checksum), csum);
+  }
+  uint8_t* udp = out + bytes_ - kUdpHeaderBytes;
+  Be16 port, len;
+  port.set(src_port);
+  len.set(static_cast<uint16_t>(udp_len));
+  Store(udp + offsetof(UdpHdr, src_port), port);
+  Store(udp + offsetof(UdpHdr, length), len);
+  if (udp_csum_) {
+    auto c = static_cast<uint16_t>(~Fold(SumWords(udp, udp_len, uint64_t{pseudo_sum_} + udp_len)));
+    if (c == 0) c = 0xffff;  // zero means "no checksum" on the wire
+    Be16 csum;
+    csum.set(c);
+    Store(udp + offsetof(UdpHdr, checksum), csum);
+  }
+  return bytes_ + udp_payload_bytes;
+}
+
 }  // namespace metaroce::wire

@@ -13,6 +13,7 @@
 #ifndef METAROCE_MR_WIRE_CODEC_H
 #define METAROCE_MR_WIRE_CODEC_H
 
+#include <array>
 #include <cstdint>
 #include <span>
 
@@ -153,6 +154,43 @@ absl::StatusOr<size_t> EncodeFrame(const FrameInfo& f, const Packet& p, std::spa
  */
 absl::StatusOr<size_t> EncodeUdpFrame(const FrameInfo& f, size_t udp_payload_bytes,
                                       std::span<uint8_t> out, const EncodeOptions& opt = {});
+
+/**
+ * The Ethernet, IP and UDP headers of one destination, built once: a sender's
+ * fast path copies them in front of each datagram and patches only what
+ * varies per packet (UDP source port, ECN, lengths and checksums). Stamp()
+ * writes exactly the bytes EncodeUdpFrame() would for the same FrameInfo.
+ */
+class EncapTemplate {
+ public:
+  /**
+   * Builds from @p f all but f.src_port, f.ecn and the lengths, which Stamp()
+   * takes. @return false, leaving it unbuilt, when @p f is not encodable.
+   */
+  bool Build(const FrameInfo& f, const EncodeOptions& opt = {});
+  bool built() const { return bytes_ != 0; }
+  void Clear() { bytes_ = 0; }
+  /** Bytes of headers: the UDP payload goes at out + bytes(). */
+  size_t bytes() const { return bytes_; }
+  /**
+   * Writes the headers in front of a UDP payload of @p udp_payload_bytes
+   * already at out + bytes() (at most the UDP maximum; the caller's own
+   * limits keep it far below).
+   * @return the frame length
+   */
+  size_t Stamp(uint16_t src_port, Ecn ecn, size_t udp_payload_bytes, uint8_t* out) const;
+
+ private:
+  static constexpr size_t kMaxBytes =
+      kEthHeaderBytes + kVlanTagBytes + kIpv6HeaderBytes + kUdpHeaderBytes;
+  std::array<uint8_t, kMaxBytes> hdr_{};
+  uint8_t bytes_ = 0;
+  uint8_t ip_off_ = 0;  ///< Ethernet header and tag
+  bool v6_ = false;
+  bool udp_csum_ = false;    ///< a UDP checksum is written (IPv6 always)
+  uint32_t ip_sum_ = 0;      ///< IPv4: unfolded sum of the header with ECN 0, length 0, checksum 0
+  uint32_t pseudo_sum_ = 0;  ///< unfolded sum of the pseudo header's addresses and protocol
+};
 
 }  // namespace metaroce::wire
 

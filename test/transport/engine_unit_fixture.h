@@ -203,7 +203,7 @@ class EngineUnitTest : public ::testing::Test {
   /** The frame the peer would send for @p p. */
   std::vector<uint8_t> Frame(const Packet& p, const wire::IpAddr& src) {
     wire::FrameInfo f;
-    f.eth_src = PeerMac();
+    f.eth_src = feed_mac_;
     f.eth_dst = LocalMac();
     f.src = src;
     f.dst = LocalIp();
@@ -219,6 +219,8 @@ class EngineUnitTest : public ::testing::Test {
 
   /** The ECN field of the frames Feed() builds (kCe: marked on the way). */
   wire::Ecn feed_ecn_ = wire::Ecn::kEct0;
+  /** Their source MAC: the peer's next hop towards us. */
+  wire::MacAddr feed_mac_ = PeerMac();
 
   void Feed(const Packet& p, const wire::IpAddr& src = PeerIp()) {
     eng_->OnFrame(now_, Frame(p, src));

@@ -139,6 +139,40 @@ TEST_F(Planes, TheHandshakeNamesThePlanesAndPlaneOneIsProbedBeforeItCarriesData)
   EXPECT_EQ(on_plane1, 2);
 }
 
+// A plane's frames go to the MAC the peer's frames last came from on that
+// plane (its next hop there), even after frames were sent with an older one.
+TEST_F(Planes, FramesOnAPlaneFollowTheMacItsFramesComeFrom) {
+  Open(true);
+  std::vector<Packet> out = Drain(now_);
+  ASSERT_EQ(out.size(), 1u);
+  Feed(ReplyTo(out[0]), PeerPlane1());
+  ASSERT_TRUE(Path(1).active);
+  auto macs_by_path = [&](uint32_t chunks) {
+    std::vector<wire::FrameInfo> infos;
+    std::vector<Packet> data = WriteChunks(chunks, &infos);
+    std::array<std::vector<wire::MacAddr>, 2> macs;
+    for (size_t i = 0; i < data.size(); i++) macs[data[i].path_id].push_back(infos[i].eth_dst);
+    return macs;
+  };
+  auto first = macs_by_path(4);
+  ASSERT_EQ(first[0].size(), 2u);
+  ASSERT_EQ(first[1].size(), 2u);
+  for (const auto& m : first[0]) EXPECT_EQ(m, PeerMac());
+  for (const auto& m : first[1]) EXPECT_EQ(m, PeerMac());  // learnt from the handshake
+
+  // Plane 1's next hop changes: the peer's next frame there says so.
+  const wire::MacAddr router{{0x02, 0, 0, 0, 0x01, 0x07}};
+  feed_mac_ = router;
+  Feed(Ack(1, 2), PeerPlane1());
+  feed_mac_ = PeerMac();
+  Feed(Ack(0, 2));
+  auto second = macs_by_path(4);
+  ASSERT_EQ(second[0].size(), 2u);
+  ASSERT_EQ(second[1].size(), 2u);
+  for (const auto& m : second[0]) EXPECT_EQ(m, PeerMac());
+  for (const auto& m : second[1]) EXPECT_EQ(m, router);
+}
+
 TEST_F(Planes, APeerCannotProveAPlaneAddressItDoesNotReceiveAt) {
   Open(true);
   std::vector<Packet> out = Drain(now_);

@@ -259,5 +259,56 @@ TEST(Frame, EncoderRejectsMixedFamiliesAndSmallBuffers) {
   EXPECT_EQ(r.status().code(), absl::StatusCode::kResourceExhausted);
 }
 
+// The sender's fast path: a template built once and stamped per packet writes
+// exactly the bytes EncodeUdpFrame() writes, for every encapsulation, ECN
+// value, port, checksum choice and payload length (odd ones included).
+TEST(Frame, EncapTemplateStampsWhatEncodeUdpFrameWrites) {
+  uint32_t seed = 1;
+  auto next = [&seed] { return seed = seed * 1103515245u + 12345u; };
+  for (const char* name : {"v4_send", "v6_write_first_vlan_ce"}) {
+    for (bool vlan : {false, true}) {
+      for (bool udp_csum : {false, true}) {
+        FrameInfo f = Sample(name).frame;
+        f.has_vlan = vlan;
+        f.vlan_tci = vlan ? 0x2005 : 0;
+        f.ip_id = 0x4321;
+        f.dscp = 26;
+        EncodeOptions opt;
+        opt.udp_checksum_ipv4 = udp_csum;
+        EncapTemplate t;
+        ASSERT_TRUE(t.Build(f, opt));
+        ASSERT_EQ(t.bytes(), EncapBytes(f));
+        for (size_t len :
+             {size_t{0}, size_t{1}, size_t{63}, size_t{64}, size_t{1501}, size_t{4132}}) {
+          for (uint8_t ecn = 0; ecn < 4; ecn++) {
+            f.ecn = static_cast<Ecn>(ecn);
+            f.src_port = static_cast<uint16_t>(next() >> 8);
+            std::vector<uint8_t> want(EncapBytes(f) + len), got(want.size(), 0xa5);
+            for (size_t i = EncapBytes(f); i < want.size(); i++) want[i] = got[i] = next() >> 24;
+            auto n = EncodeUdpFrame(f, len, want, opt);
+            ASSERT_TRUE(n.ok()) << n.status();
+            EXPECT_EQ(t.Stamp(f.src_port, f.ecn, len, got.data()), *n);
+            ASSERT_EQ(got, want) << name << " vlan " << vlan << " csum " << udp_csum << " len "
+                                 << len << " ecn " << int{ecn};
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(Frame, EncapTemplateRefusesWhatTheEncoderRefuses) {
+  FrameInfo f = Sample("v4_send").frame;
+  f.dst = Sample("v6_send").frame.dst;
+  EncapTemplate t;
+  EXPECT_FALSE(t.Build(f));
+  EXPECT_FALSE(t.built());
+  f = Sample("v4_send").frame;
+  ASSERT_TRUE(t.Build(f));
+  f.dscp = 64;
+  EXPECT_FALSE(t.Build(f));
+  EXPECT_FALSE(t.built());
+}
+
 }  // namespace
 }  // namespace metaroce::wire
