@@ -43,6 +43,7 @@ res = json.load(open(d + '/bench.json'))['cost']
 rows = [(r['workload'], r['data_pkts']) for r in res['rows']]
 rows += [('64 B WRITEs, 1 of %d conns' % r['connections'], r['data_pkts'])
          for r in res['idle_scaling']]
+rows += [('64 B WRITEs, %d paths' % r['paths'], r['data_pkts']) for r in res['path_scaling']]
 def part(f):
     m = re.search(r'\.(\d+)$', f)
     return int(m.group(1)) if m else 0

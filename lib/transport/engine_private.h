@@ -265,6 +265,13 @@ struct Connection {
   uint32_t inflight = 0;
   CcWindow cc;             ///< bounds the bytes in flight over all paths
   uint32_t next_path = 0;  ///< spraying round robin
+  /**
+   * Paths in kFailed and paths with plb_probe_due (SetPathState(),
+   * SetPlbProbeDue()): a visit looks for probes to send only when there
+   * are some, not across every path.
+   */
+  uint16_t failed_paths = 0;
+  uint16_t plb_probes_due = 0;
   std::vector<TxMsg> msgs;
   std::vector<uint32_t> free_msgs;
   Ring<MsgRef> ready;
@@ -665,7 +672,10 @@ class EngineImpl {
   /** The pacer's rate after an ACK changed the window, the RTT or the hint. */
   void UpdatePacer(Connection* c);
   /** PLB: @p path takes @p port (its route) for congested round trips. */
-  void MovePath(TxPath* path, uint16_t port);
+  void MovePath(Connection* c, TxPath* path, uint16_t port);
+  /** The path's state and plb_probe_due, kept with their counts in the connection. */
+  static void SetPathState(Connection* c, TxPath* path, PathState s);
+  static void SetPlbProbeDue(Connection* c, TxPath* path, bool due);
   /** Paced: the connection may not send data at @p now (doc/congestion.md, "The pacer"). */
   bool Paced(const Connection* c, TimeNs now) const {
     return c->pace_mbps != 0 && c->pace_at > now;

@@ -171,6 +171,21 @@ void EngineImpl::SetUpPaths(Connection* c) {
     p.mask = static_cast<uint32_t>(p.ring.size() - 1);
     p.rto = cfg.rto_initial_ns;
   }
+  c->failed_paths = c->plb_probes_due = 0;
+  for (TxPath& p : c->paths) {
+    c->failed_paths += p.state == PathState::kFailed;
+    c->plb_probes_due += p.plb_probe_due;
+  }
+}
+
+void EngineImpl::SetPathState(Connection* c, TxPath* path, PathState s) {
+  c->failed_paths += (s == PathState::kFailed) - (path->state == PathState::kFailed);
+  path->state = s;
+}
+
+void EngineImpl::SetPlbProbeDue(Connection* c, TxPath* path, bool due) {
+  c->plb_probes_due += due - path->plb_probe_due;
+  path->plb_probe_due = due;
 }
 
 void EngineImpl::Establish(TimeNs now, Connection* c, const wire::ConnBody& body) {

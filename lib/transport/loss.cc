@@ -90,7 +90,7 @@ void EngineImpl::CheckPathHealth(TimeNs now, Connection* c, TxPath* path) {
 }
 
 void EngineImpl::FailPath(TimeNs now, Connection* c, TxPath* path) {
-  path->state = PathState::kFailed;
+  SetPathState(c, path, PathState::kFailed);
   path->failures++;
   stats.path_failures++;
   for (uint32_t psn = path->una; psn != path->next_psn; psn++) DeclareLost(now, c, path, psn, true);

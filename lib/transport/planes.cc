@@ -48,7 +48,7 @@ void EngineImpl::AdoptPlanes(TimeNs now, Connection* c, const wire::ConnBody& b)
     // Unproven: the peer named the address, nothing came from it yet. The
     // probe's number is unguessable, so only a host that receives there can
     // answer it, and a peer cannot aim our traffic at someone else.
-    p.state = PathState::kFailed;
+    SetPathState(c, &p, PathState::kFailed);
     p.probe_at = now;
     p.probe_seq = rng.NonZero32();
     p.unanswered_probes = 0;

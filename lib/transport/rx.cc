@@ -223,20 +223,20 @@ void EngineImpl::CongestionOnAck(TimeNs now, Connection* c, TxPath* path, uint32
     if (c->last_reroute_at != kNever && now - c->last_reroute_at < config::kPlbCarefulNs) {
       if (path->plb_port != 0 && now < path->plb_expires) return;  // its probe is out
       path->plb_port = FreshPort(c);
-      path->plb_probe_due = true;
+      SetPlbProbeDue(c, path, true);
       path->plb_expires = now + 4 * std::max<TimeNs>(path->srtt, cfg.tlp_min_ns);
       stats.cc_repath_probes++;
       return;
     }
-    MovePath(path, FreshPort(c));
+    MovePath(c, path, FreshPort(c));
     return;
   }
 }
 
-void EngineImpl::MovePath(TxPath* path, uint16_t port) {
+void EngineImpl::MovePath(Connection* c, TxPath* path, uint16_t port) {
   path->src_port = port;
   path->plb_port = 0;
-  path->plb_probe_due = false;
+  SetPlbProbeDue(c, path, false);
   path->cc.congested_rounds = 0;
   path->repaths++;
   stats.cc_repaths++;
@@ -475,7 +475,7 @@ void EngineImpl::HandleProbe(TimeNs now, Connection* c, const wire::Packet& p) {
   }
   TxPath& path = c->paths[p.path_id];
   if (path.state == PathState::kActive && path.plb_port != 0 && p.probe == path.plb_probe) {
-    MovePath(&path, path.plb_port);  // the careful PLB move's port works
+    MovePath(c, &path, path.plb_port);  // the careful PLB move's port works
     return;
   }
   if (path.state != PathState::kFailed) return;
@@ -483,7 +483,7 @@ void EngineImpl::HandleProbe(TimeNs now, Connection* c, const wire::Packet& p) {
   if (path.probe_seq == 0 || age >= path.probe_ports.size()) return;
   // The port that probe went out on works: use the path again, on that port.
   path.src_port = path.probe_ports[p.probe.probe_seq % path.probe_ports.size()];
-  path.state = PathState::kActive;
+  SetPathState(c, &path, PathState::kActive);
   path.timeouts = 0;
   path.rerouting = false;
   path.health_sent = path.health_lost = 0;

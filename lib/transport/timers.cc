@@ -418,7 +418,14 @@ void EngineImpl::CheckWorkLists(const char* where) const {
   for (const auto& [id, conn] : conns) {
     const Connection* c = conn.get();
     const char* broken = nullptr;
-    if (c->on_active) {
+    const auto failed = std::count_if(c->paths.begin(), c->paths.end(), [](const TxPath& p) {
+      return p.state == PathState::kFailed;
+    });
+    const auto plb_due = std::count_if(c->paths.begin(), c->paths.end(),
+                                       [](const TxPath& p) { return p.plb_probe_due; });
+    if (c->failed_paths != failed || c->plb_probes_due != plb_due) {
+      broken = "its count of failed paths or of PLB probes due is wrong";
+    } else if (c->on_active) {
       on_active++;
       if (std::count(Line().begin(), Line().end(), id) != 1)
         broken = "on_active but not listed once";

@@ -439,6 +439,7 @@ void EngineImpl::TxProbeReplies(Connection* c, TxTurn& t) {
 }
 
 void EngineImpl::TxPathProbes(Connection* c, TxTurn& t) {
+  if (c->failed_paths == 0) return;
   for (TxPath& path : c->paths) {
     if (t.full()) break;
     if (path.state != PathState::kFailed || path.probe_at > t.now) continue;
@@ -463,10 +464,11 @@ void EngineImpl::TxPathProbes(Connection* c, TxTurn& t) {
 }
 
 void EngineImpl::TxPlbProbes(Connection* c, TxTurn& t) {
+  if (c->plb_probes_due == 0) return;
   for (TxPath& path : c->paths) {
     if (t.full()) break;
     if (!path.plb_probe_due || path.state != PathState::kActive) continue;
-    path.plb_probe_due = false;
+    SetPlbProbeDue(c, &path, false);
     wire::Packet p;
     p.type = PacketType::kProbe;
     p.dst_conn_id = c->remote_id;

@@ -10,8 +10,10 @@
 
 #include <time.h>
 #include <unistd.h>
+#include <array>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -164,7 +166,10 @@ inline long g_cost_rounds = 0;
 // A progress line that rewrites itself only makes sense on a terminal.
 inline bool Progress(const Options& o) { return !o.json && isatty(STDERR_FILENO) != 0; }
 
-constexpr uint16_t kNumPaths = 8;         // paths per connection in every figure
+constexpr uint16_t kNumPaths = 8;  // paths per connection in every figure
+// The engine-cost figure's path-scaling rows: one connection of this many
+// paths (kNumPaths is the idle-scaling series' first row).
+constexpr std::array<uint16_t, 2> kPathScaling = {64, 512};
 constexpr uint32_t kMsgBytes = 1u << 20;  // the large WRITE of figures 1 to 3
 
 // One file per figure: each runs its figure and prints it as text, or adds it

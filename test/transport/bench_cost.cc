@@ -33,16 +33,18 @@ __attribute__((noinline)) void MeasuredRounds(Step& step, long rounds) {
 }  // namespace
 
 CostRow RunCost(const char* name, uint32_t msg_bytes, uint32_t qps, uint32_t depth,
-                uint32_t signal_every, double seconds, BusyState* busy, uint32_t conns) {
+                uint32_t signal_every, double seconds, BusyState* busy, uint32_t conns,
+                uint16_t paths) {
   CostRow r;
   r.conns = conns;
+  r.paths = paths;
   r.name = name;
   r.msg_bytes = msg_bytes;
   r.payload = std::min<uint32_t>(msg_bytes, 4096);
   r.qps = qps;
   r.depth = depth;
   r.signal_every = signal_every;
-  Pair p(kNumPaths);
+  Pair p(paths);
   for (uint32_t q = 0; q < qps; q++) p.AddQpPair(std::max<uint32_t>(256, depth));
   std::vector<uint8_t> src(msg_bytes, 0x6b);
   std::vector<uint8_t> dst(size_t{qps} * depth * msg_bytes);
@@ -241,7 +243,8 @@ constexpr double kIdleGrowthGoal = 1.10;  // 1 busy among 4096 connections vs am
 struct CostFigure {
   double seconds = 0;
   std::vector<CostRow> rows;
-  std::vector<CostRow> idle;  ///< one busy connection among 1, 64, 4096
+  std::vector<CostRow> idle;   ///< one busy connection among 1, 64, 4096
+  std::vector<CostRow> paths;  ///< one busy connection of kPathScaling paths
   PeerRow codec_64, codec_4k, codec_ack, copy_64, copy_4k, crc_4k;
   double wall_s = 0;
 };
@@ -258,6 +261,11 @@ CostFigure RunCostFigure(const Options& o) {
     if (Progress(o)) std::fprintf(stderr, "  engine cost, %u connections...\r", conns);
     const std::string name = "64 B WRITEs, 1 of " + std::to_string(conns) + " conns";
     f.idle.push_back(RunCost(name.c_str(), 64, 4, 128, 16, f.seconds, nullptr, conns));
+  }
+  for (const uint16_t paths : kPathScaling) {
+    if (Progress(o)) std::fprintf(stderr, "  engine cost, %u paths...\r", paths);
+    const std::string name = "64 B WRITEs, " + std::to_string(paths) + " paths";
+    f.paths.push_back(RunCost(name.c_str(), 64, 4, 128, 16, f.seconds, nullptr, 1, paths));
   }
   const double ps = f.seconds / 2;
   f.codec_64 = RunCodec("EncodeFrame+ParseFrame, WRITE 64 B", false, 64, ps);
@@ -316,6 +324,16 @@ void PrintCostText(const CostFigure& f) {
     std::printf("%-28s %4u %5u | %8.2f M %8.1f %8.3f %7.2f %5.2f | %.2f x %s\n", r.name.c_str(),
                 r.qps, r.depth, r.pps / 1e6, r.ns_per_pkt, r.acks_per_pkt, r.payload_gbps,
                 r.cpu_seconds / r.seconds, ratio, ratio <= kIdleGrowthGoal ? "PASS" : "MISS");
+  }
+  std::printf(
+      "# path scaling: the same 64 B workload on one connection of more paths (the row of 1 of 1 "
+      "conns\n# has %u); what grows is per-path work: ACKs (each path is acknowledged on its "
+      "own) and scans\n",
+      kNumPaths);
+  for (const CostRow& r : f.paths) {
+    std::printf("%-28s %4u %5u | %8.2f M %8.1f %8.3f %7.2f %5.2f | %.2f x\n", r.name.c_str(), r.qps,
+                r.depth, r.pps / 1e6, r.ns_per_pkt, r.acks_per_pkt, r.payload_gbps,
+                r.cpu_seconds / r.seconds, r.ns_per_pkt / f.idle[0].ns_per_pkt);
   }
   std::printf("# peers measured in the same run, same core:\n");
   std::printf("%-48s | %10s %8s\n", "peer", "ops/s", "ns/op");
@@ -387,6 +405,18 @@ void CostJson(Json& j, const CostFigure& f) {
     j.Num("ns_per_pkt", r.ns_per_pkt);
     j.Num("vs_one", r.ns_per_pkt / f.idle[0].ns_per_pkt);
     j.Bool("goal_met", r.ns_per_pkt / f.idle[0].ns_per_pkt <= kIdleGrowthGoal);
+    j.Close('}');
+  }
+  j.Close(']');
+  j.Open("path_scaling", '[');
+  for (const CostRow& r : f.paths) {
+    j.Open(nullptr, '{');
+    j.Int("paths", r.paths);
+    j.Int("data_pkts", r.data_pkts);
+    j.Num("cpu_seconds", r.cpu_seconds);
+    j.Num("ns_per_pkt", r.ns_per_pkt);
+    j.Num("acks_per_pkt", r.acks_per_pkt);
+    j.Num("vs_base_paths", r.ns_per_pkt / f.idle[0].ns_per_pkt);
     j.Close('}');
   }
   j.Close(']');

@@ -185,6 +185,7 @@ struct CostRow {
   uint32_t payload = 0;  ///< bytes per data packet
   uint32_t qps = 0, depth = 0, signal_every = 0;
   uint32_t conns = 1;  ///< connections per engine: the busy one and conns - 1 idle ones
+  uint32_t paths = 0;  ///< of each connection
   double seconds = 0, cpu_seconds = 0;
   uint64_t data_pkts = 0, acks = 0, frames = 0, retx = 0, msgs = 0;
   double pps = 0, ns_per_pkt = 0, acks_per_pkt = 0, payload_gbps = 0;
@@ -193,12 +194,13 @@ struct CostRow {
 /**
  * One engine-cost row: @p qps QPs of @p depth outstanding WRITEs of
  * @p msg_bytes (one in @p signal_every signaled) on one connection, while each
- * engine holds @p conns - 1 idle ones; for @p seconds of CPU time (or
- * --rounds rounds). With @p busy, what the traffic grew (figure 3).
+ * engine holds @p conns - 1 idle ones, all of @p paths paths; for @p seconds
+ * of CPU time (or --rounds rounds). With @p busy, what the traffic grew
+ * (figure 3).
  */
 CostRow RunCost(const char* name, uint32_t msg_bytes, uint32_t qps, uint32_t depth,
                 uint32_t signal_every, double seconds, BusyState* busy = nullptr,
-                uint32_t conns = 1);
+                uint32_t conns = 1, uint16_t paths = kNumPaths);
 
 /** What the traffic of a RunCost row grew (bench_state.cc). */
 void FillBusy(Pair& p, BusyState* busy);
