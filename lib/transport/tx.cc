@@ -333,8 +333,9 @@ TxPath* EngineImpl::PickPath(Connection* c, int prefer, int avoid, bool probe) {
 //
 // ConnTx runs the stages in this order; the order is the policy. Control
 // that unblocks the peer (NAKs, ACKs) goes before data, retransmissions
-// before new data, and NAKs raised while sending (a READ whose region went
-// away) leave in the same turn.
+// before new data, and what sending raised leaves in the same turn: NAKs (a
+// READ whose region went away) and the chunks of a path that its health
+// check failed (left queued, they waited for the connection's next event).
 const EngineImpl::TxStage EngineImpl::kTxStages[] = {
     {"close", &EngineImpl::TxClose},
     {"handshake", &EngineImpl::TxHandshake},
@@ -346,6 +347,7 @@ const EngineImpl::TxStage EngineImpl::kTxStages[] = {
     {"acks", &EngineImpl::TxAcks},
     {"retransmissions", &EngineImpl::TxRetransmissions},
     {"new_data", &EngineImpl::TxNewData},
+    {"late_retransmissions", &EngineImpl::TxRetransmissions},
     {"late_naks", &EngineImpl::TxNaks},
 };
 

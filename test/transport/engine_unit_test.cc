@@ -781,6 +781,43 @@ TEST_F(EngineUnitTest, TimeoutsDoNotCountAsAPathsLossRatio) {
   EXPECT_EQ(eng_->stats().path_failures, 0u);
 }
 
+// A path can fail in the middle of a turn: a new chunk completes its health
+// window and its loss ratio gives it up. What it had in flight is lost with it
+// and goes again at once, in the same poll, not at the next event.
+TEST_F(EngineUnitTest, WhatAPathFailedMidTurnHadInFlightGoesAgainInThatPoll) {
+  EngineConfig cfg = BaseConfig();
+  cfg.num_paths = 2;
+  cfg.path_health_window_pkts = 4;
+  cfg.path_fail_timeouts = 1000;  // the loss ratio alone
+  cfg.tail_loss_probe = false;
+  cfg.reorder_window_ns = 0;  // a SACK gap is a loss at once
+  ASSERT_NO_FATAL_FAILURE(Start(cfg));
+  FillSource(8 * kPayload);
+  ASSERT_NO_FATAL_FAILURE(PostWrite(1, 8 * kPayload));
+  ASSERT_EQ(OfType(Drain(now_), PacketType::kWrite).size(), 8u);  // four on each path
+  ASSERT_EQ(Path(0).tx_pkts, 4u);
+  // Path 1 delivered everything, path 0 only its last: three SACK losses.
+  now_ += 10'000;
+  Feed(Ack(1, 4));
+  Feed(Ack(0, 0, {uint64_t{1} << 2}));
+  EXPECT_EQ(OfType(Drain(now_), PacketType::kWrite).size(), 3u);  // the three again
+  EXPECT_EQ(eng_->stats().path_loss_failures, 0u);
+
+  // Path 0's next four complete its window: 3 lost of 4 fails it mid-turn.
+  ASSERT_NO_FATAL_FAILURE(PostWrite(2, 8 * kPayload));
+  const uint64_t retx0 = eng_->stats().tx_retransmits;
+  const std::vector<Packet> out = OfType(Drain(now_), PacketType::kWrite);
+  ASSERT_EQ(eng_->stats().path_loss_failures, 1u);
+  EXPECT_FALSE(Path(0).active);
+  EXPECT_EQ(Path(0).inflight, 0u);
+  // Its four went again on path 1 with the rest, and nothing is left to send.
+  EXPECT_EQ(eng_->stats().tx_retransmits - retx0, 4u);
+  size_t again = 0;
+  for (const Packet& p : out) again += (p.flags & wire::flags::kRetransmit) != 0;
+  EXPECT_EQ(again, 4u);
+  EXPECT_FALSE(eng_->HasPendingTx());
+}
+
 TEST_F(EngineUnitTest, APathThatStallsWhileAnotherIsAckedFails) {
   EngineConfig cfg = BaseConfig();
   cfg.num_paths = 2;
