@@ -5,6 +5,7 @@
 # Installs what is missing, builds and runs the whole test suite:
 #   1. release build (-Dwerror=true), every suite (fast, sim, integration, fuzz)
 #   2. ASan+UBSan build, suite fast (timeouts x4: sanitized code is slower)
+#   3. release build with -Dengine_checks, the simulated end-to-end tests
 # Ends with one line "N passed, M failed"; exits non-zero on any failure.
 #   devtools/test.sh [--no-sanitize] [--suite NAME]...
 set -euo pipefail
@@ -55,6 +56,20 @@ if [ "$sanitize" = 1 ]; then
     || status=1
   builds+=(build-asan)
   echo "sanitizer build and fast suite: $(( $(date +%s) - start )) s"
+fi
+
+if [ "$sanitize" = 1 ]; then
+  # The engine's invariants (-Dengine_checks: work lists, timers, counts kept
+  # with path state) over the simulated end-to-end tests, which the sanitizer
+  # build runs too slowly: a release build of that one test.
+  start=$(date +%s)
+  setup build-checks -Dwerror=true -Dengine_checks=true
+  ninja -C build-checks test/transport/test_transport_e2e
+  rm -rf build-checks/test-results
+  meson test -C build-checks --no-rebuild --print-errorlogs --num-processes "$jobs" transport_e2e \
+    || status=1
+  builds+=(build-checks)
+  echo "engine-checks build and transport_e2e: $(( $(date +%s) - start )) s"
 fi
 
 python3 devtools/test-summary.py "${builds[@]}" || status=1

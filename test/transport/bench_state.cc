@@ -111,7 +111,7 @@ StateRow MeasureConn(uint16_t paths) {
   r.rx_paths = VecHeap(c->rx_paths);
   r.queues = QueueHeap(c->ready) + QueueHeap(c->retx) + QueueHeap(c->naks) +
              QueueHeap(c->probe_replies) + QueueHeap(c->ack_queue) + VecHeap(c->qps) +
-             VecHeap(c->dirty) + VecHeap(c->free_msgs);
+             VecHeap(c->dirty) + VecHeap(c->free_msgs) + VecHeap(c->encap);
   r.msgs = VecHeap(c->msgs);
   for (const tr::TxMsg& m : c->msgs) {
     r.msgs += ChunkSetHeap(m.delivered) + ChunkSetHeap(m.resp_received) + SgHeap(m.sg);
@@ -194,8 +194,10 @@ void PrintStateText(const StateFigure& f) {
   std::printf(
       "# connection established between two in-process engines (both num_paths = N), no traffic "
       "yet.\n# Accounting: sizeof(Connection) + paths.capacity() x sizeof(TxPath) + "
-      "rx_paths.capacity() x\n# sizeof(RxPath) + queues (rings, empty until used; small vectors) "
-      "+ message pool + map entries.\n# 'counted' = bytes operator new handed out per connection "
+      "rx_paths.capacity() x\n# sizeof(RxPath) + queues (rings, empty until used; small vectors; "
+      "header "
+      "templates)\n# + message pool + map entries.\n# 'counted' = bytes operator new handed out "
+      "per connection "
       "while connecting (both engines / 2),\n# each engine's second connection (the first made its "
       "one-time allocations).\n");
   std::printf(

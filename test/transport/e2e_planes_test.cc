@@ -119,7 +119,8 @@ TEST(Planes, ADarkPlaneFailsWholeAndTrafficMovesToTheOtherWithNoQpError) {
       at_failure = PlaneTx(f);
     }
     if (f.fabric().Now() < dark_at) {
-      for (const PathInfo& p : f.E(0).GetConnections()[0].paths) {
+      const std::vector<ConnInfo> conns = f.E(0).GetConnections();  // outlives the loop
+      for (const PathInfo& p : conns[0].paths) {
         if (p.srtt_ns != 0) base_rtt = std::min(base_rtt, p.srtt_ns);
       }
     }
