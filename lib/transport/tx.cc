@@ -543,12 +543,15 @@ void EngineImpl::TxRetransmissions(Connection* c, TxTurn& t) {
                             r.avoid_path < c->paths.size() ? r.avoid_path : -1, r.past_window);
     if (path == nullptr) return;
     const Sent sent = SendChunk(t.now, c, path, r.msg, r.chunk, r.kind, true, t.slot());
+    // Sending may queue more (a path its health check failed declares what it
+    // had in flight lost), at the back, and the ring may grow: r is stale.
+    RetxChunk& sent_r = c->retx.front();
     if (sent == Sent::kNoRoom) return;
     if (sent == Sent::kOk) t.n++;
-    if (sent == Sent::kGone || --r.count == 0) {
+    if (sent == Sent::kGone || --sent_r.count == 0) {
       c->retx.pop_front();
     } else {
-      r.chunk++;
+      sent_r.chunk++;
     }
   }
 }

@@ -818,6 +818,50 @@ TEST_F(EngineUnitTest, WhatAPathFailedMidTurnHadInFlightGoesAgainInThatPoll) {
   EXPECT_FALSE(eng_->HasPendingTx());
 }
 
+// A retransmission can fail its own path: a tail-loss probe completes the
+// path's health window, the path is given up and what it had in flight is
+// queued behind the probe, growing the queue the probe is still at the front
+// of. (The stage held a reference into the queue across the send: ASan saw it
+// used after the queue grew.)
+TEST_F(EngineUnitTest, ARetransmissionThatFailsItsPathQueuesWhatThePathHad) {
+  EngineConfig cfg = BaseConfig();
+  cfg.num_paths = 2;
+  cfg.path_health_window_pkts = 17;  // path 0's probe is its 17th packet
+  cfg.path_fail_loss_pct = 10;       // 2 lost of 17 gives it up
+  cfg.path_fail_timeouts = 1000;     // the loss ratio alone
+  cfg.reorder_window_ns = 0;
+  ASSERT_NO_FATAL_FAILURE(Start(cfg));
+  FillSource(20 * kPayload);
+  ASSERT_NO_FATAL_FAILURE(PostWrite(1, 16 * kPayload));
+  ASSERT_EQ(OfType(Drain(now_), PacketType::kWrite).size(), 16u);  // eight on each path
+  // Path 1 delivered all; path 0 all but its first two, resent on path 0.
+  now_ += 10'000;
+  Feed(Ack(1, 8));
+  Feed(Ack(0, 0, {uint64_t{0x3f} << 1}));
+  ASSERT_EQ(OfType(Drain(now_), PacketType::kWrite).size(), 2u);
+  // Twelve new chunks, six on each path; path 1's are acknowledged.
+  ASSERT_NO_FATAL_FAILURE(PostWrite(2, 12 * kPayload, 0));
+  ASSERT_EQ(OfType(Drain(now_), PacketType::kWrite).size(), 12u);
+  ASSERT_EQ(Path(0).inflight, 8u);
+  now_ += 5'000;
+  Feed(Ack(1, 14));
+  ASSERT_EQ(Path(1).inflight, 0u);
+  ASSERT_EQ(eng_->stats().path_loss_failures, 0u);
+  // Path 0's tail-loss probe: given up, its eight chunks go again on path 1
+  // (more than the queue held: it grows under the probe's entry).
+  now_ += 50'000;  // past the probe's wait, before the RTO
+  const uint64_t retx0 = eng_->stats().tx_retransmits;
+  const std::vector<Packet> out = OfType(Drain(now_), PacketType::kWrite);
+  EXPECT_EQ(eng_->stats().tail_loss_probes, 1u);
+  ASSERT_EQ(eng_->stats().path_loss_failures, 1u);
+  EXPECT_FALSE(Path(0).active);
+  EXPECT_EQ(Path(0).inflight, 0u);
+  ASSERT_EQ(out.size(), 9u);  // the probe, then the eight chunks on path 1
+  EXPECT_EQ(out[0].path_id, 0u);
+  for (size_t i = 1; i < out.size(); i++) EXPECT_EQ(out[i].path_id, 1u);
+  EXPECT_EQ(eng_->stats().tx_retransmits - retx0, out.size());
+}
+
 TEST_F(EngineUnitTest, APathThatStallsWhileAnotherIsAckedFails) {
   EngineConfig cfg = BaseConfig();
   cfg.num_paths = 2;
