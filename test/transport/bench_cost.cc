@@ -295,6 +295,34 @@ Breakdown BreakdownOf(const CostFigure& f, const CostRow& r) {
   return b;
 }
 
+// A row of a scaling series, with its cost against the series' first row.
+void PrintScalingRow(const CostRow& r, double ratio, const char* verdict) {
+  std::printf("%-28s %4u %5u | %8.2f M %8.1f %8.3f %7.2f %5.2f | %.2f x%s\n", r.name.c_str(), r.qps,
+              r.depth, r.pps / 1e6, r.ns_per_pkt, r.acks_per_pkt, r.payload_gbps,
+              r.cpu_seconds / r.seconds, ratio, verdict);
+}
+
+// A scaling series: each row's connections and paths and its cost against @p base's
+// (idle scaling also says whether the goal holds).
+void ScalingJson(Json& j, const char* key, const std::vector<CostRow>& rows, const CostRow& base,
+                 bool idle_goal) {
+  j.Open(key, '[');
+  for (const CostRow& r : rows) {
+    const double ratio = r.ns_per_pkt / base.ns_per_pkt;
+    j.Open(nullptr, '{');
+    j.Int("connections", r.conns);
+    j.Int("paths", r.paths);
+    j.Int("data_pkts", r.data_pkts);
+    j.Num("cpu_seconds", r.cpu_seconds);
+    j.Num("ns_per_pkt", r.ns_per_pkt);
+    j.Num("acks_per_pkt", r.acks_per_pkt);
+    j.Num("vs_first", ratio);
+    if (idle_goal) j.Bool("goal_met", ratio <= kIdleGrowthGoal);
+    j.Close('}');
+  }
+  j.Close(']');
+}
+
 void PrintCostText(const CostFigure& f) {
   std::printf("== Figure 2: engine cost on one core ==\n");
   std::printf(
@@ -321,20 +349,14 @@ void PrintCostText(const CostFigure& f) {
       kNumPaths, kIdleGrowthGoal);
   for (const CostRow& r : f.idle) {
     const double ratio = r.ns_per_pkt / f.idle[0].ns_per_pkt;
-    std::printf("%-28s %4u %5u | %8.2f M %8.1f %8.3f %7.2f %5.2f | %.2f x %s\n", r.name.c_str(),
-                r.qps, r.depth, r.pps / 1e6, r.ns_per_pkt, r.acks_per_pkt, r.payload_gbps,
-                r.cpu_seconds / r.seconds, ratio, ratio <= kIdleGrowthGoal ? "PASS" : "MISS");
+    PrintScalingRow(r, ratio, ratio <= kIdleGrowthGoal ? " PASS" : " MISS");
   }
   std::printf(
       "# path scaling: the same 64 B workload on one connection of more paths (the row of 1 of 1 "
       "conns\n# has %u); what grows is per-path work: ACKs (each path is acknowledged on its "
       "own) and scans\n",
       kNumPaths);
-  for (const CostRow& r : f.paths) {
-    std::printf("%-28s %4u %5u | %8.2f M %8.1f %8.3f %7.2f %5.2f | %.2f x\n", r.name.c_str(), r.qps,
-                r.depth, r.pps / 1e6, r.ns_per_pkt, r.acks_per_pkt, r.payload_gbps,
-                r.cpu_seconds / r.seconds, r.ns_per_pkt / f.idle[0].ns_per_pkt);
-  }
+  for (const CostRow& r : f.paths) PrintScalingRow(r, r.ns_per_pkt / f.idle[0].ns_per_pkt, "");
   std::printf("# peers measured in the same run, same core:\n");
   std::printf("%-48s | %10s %8s\n", "peer", "ops/s", "ns/op");
   for (const PeerRow* pr :
@@ -396,30 +418,8 @@ void CostJson(Json& j, const CostFigure& f) {
     j.Close('}');
   }
   j.Close(']');
-  j.Open("idle_scaling", '[');
-  for (const CostRow& r : f.idle) {
-    j.Open(nullptr, '{');
-    j.Int("connections", r.conns);
-    j.Int("data_pkts", r.data_pkts);
-    j.Num("cpu_seconds", r.cpu_seconds);
-    j.Num("ns_per_pkt", r.ns_per_pkt);
-    j.Num("vs_one", r.ns_per_pkt / f.idle[0].ns_per_pkt);
-    j.Bool("goal_met", r.ns_per_pkt / f.idle[0].ns_per_pkt <= kIdleGrowthGoal);
-    j.Close('}');
-  }
-  j.Close(']');
-  j.Open("path_scaling", '[');
-  for (const CostRow& r : f.paths) {
-    j.Open(nullptr, '{');
-    j.Int("paths", r.paths);
-    j.Int("data_pkts", r.data_pkts);
-    j.Num("cpu_seconds", r.cpu_seconds);
-    j.Num("ns_per_pkt", r.ns_per_pkt);
-    j.Num("acks_per_pkt", r.acks_per_pkt);
-    j.Num("vs_base_paths", r.ns_per_pkt / f.idle[0].ns_per_pkt);
-    j.Close('}');
-  }
-  j.Close(']');
+  ScalingJson(j, "idle_scaling", f.idle, f.idle[0], true);
+  ScalingJson(j, "path_scaling", f.paths, f.idle[0], false);
   j.Open("peers", '[');
   for (const PeerRow* pr :
        {&f.codec_64, &f.codec_4k, &f.codec_ack, &f.copy_64, &f.copy_4k, &f.crc_4k}) {
