@@ -784,13 +784,20 @@ TEST_F(EngineUnitTest, TimeoutsDoNotCountAsAPathsLossRatio) {
 // A path can fail in the middle of a turn: a new chunk completes its health
 // window and its loss ratio gives it up. What it had in flight is lost with it
 // and goes again at once, in the same poll, not at the next event.
-TEST_F(EngineUnitTest, WhatAPathFailedMidTurnHadInFlightGoesAgainInThatPoll) {
+// Two paths that a loss ratio over @p window packets fails (not timeouts), a
+// SACK gap being a loss at once.
+EngineConfig LossRatioConfig(uint32_t window) {
   EngineConfig cfg = BaseConfig();
   cfg.num_paths = 2;
-  cfg.path_health_window_pkts = 4;
-  cfg.path_fail_timeouts = 1000;  // the loss ratio alone
+  cfg.path_health_window_pkts = window;
+  cfg.path_fail_timeouts = 1000;
+  cfg.reorder_window_ns = 0;
+  return cfg;
+}
+
+TEST_F(EngineUnitTest, WhatAPathFailedMidTurnHadInFlightGoesAgainInThatPoll) {
+  EngineConfig cfg = LossRatioConfig(4);
   cfg.tail_loss_probe = false;
-  cfg.reorder_window_ns = 0;  // a SACK gap is a loss at once
   ASSERT_NO_FATAL_FAILURE(Start(cfg));
   FillSource(8 * kPayload);
   ASSERT_NO_FATAL_FAILURE(PostWrite(1, 8 * kPayload));
@@ -824,12 +831,8 @@ TEST_F(EngineUnitTest, WhatAPathFailedMidTurnHadInFlightGoesAgainInThatPoll) {
 // of. (The stage held a reference into the queue across the send: ASan saw it
 // used after the queue grew.)
 TEST_F(EngineUnitTest, ARetransmissionThatFailsItsPathQueuesWhatThePathHad) {
-  EngineConfig cfg = BaseConfig();
-  cfg.num_paths = 2;
-  cfg.path_health_window_pkts = 17;  // path 0's probe is its 17th packet
-  cfg.path_fail_loss_pct = 10;       // 2 lost of 17 gives it up
-  cfg.path_fail_timeouts = 1000;     // the loss ratio alone
-  cfg.reorder_window_ns = 0;
+  EngineConfig cfg = LossRatioConfig(17);  // path 0's probe is its 17th packet
+  cfg.path_fail_loss_pct = 10;             // 2 lost of 17 gives it up
   ASSERT_NO_FATAL_FAILURE(Start(cfg));
   FillSource(20 * kPayload);
   ASSERT_NO_FATAL_FAILURE(PostWrite(1, 16 * kPayload));
