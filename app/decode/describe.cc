@@ -126,6 +126,7 @@ std::vector<Field> Fields(const wire::Packet& p) {
       num("metaroce.conn.incarnation", c.incarnation);
       num("metaroce.conn.cookie", c.cookie);
       num("metaroce.conn.stream_window", c.stream_window);
+      num("metaroce.conn.rate_hint", c.rate_hint_mbps);
       for (size_t i = 0; i < c.num_planes && i < c.plane_bytes.size(); i++) {
         v.push_back(
             {"metaroce.conn.plane", Hex(c.plane_bytes[i]), true, wire::ConnPlane(c, i).ToString()});

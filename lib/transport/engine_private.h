@@ -243,6 +243,8 @@ struct Connection {
   uint8_t req_waits = 0;        ///< CONN_REQs sent unanswered: the next wait doubles
   bool accept_pending = false;
   uint32_t accept_nonce = 0;
+  /** The peer advertised caps::kRateHint: our openings carry our hint. */
+  bool peer_reads_hint = false;
   uint16_t peer_paths = 0;
   uint32_t chunk_bytes = 0;  ///< min of both sides' max_payload
   /**
@@ -290,7 +292,7 @@ struct Connection {
   uint64_t share_ce_bytes = 0;   ///< of which arrived CE-marked
   bool share_listed = false;     ///< on share_senders
   TimeNs share_until = 0;        ///< its ACKs carry our hint until (it sent recently)
-  uint32_t hint_sent_mbps = 0;   ///< in our last ACK (observability)
+  uint32_t hint_sent_mbps = 0;   ///< in our last ACK or opening (observability)
   uint32_t share_last_mbps = 0;  ///< its rate over the last allocation interval (observability)
   TimeNs share_measured_at = kNever;  ///< the end of the last interval it was measured over
   bool share_new = false;  ///< first listed in the current interval: its demand is unknown
@@ -668,6 +670,18 @@ class EngineImpl {
   void CongestionOnAck(TimeNs now, Connection* c, TxPath* path, uint32_t acked_bytes,
                        uint32_t rx_pkts, uint32_t ce_pkts);
   void AccountShare(TimeNs now, Connection* c, bool ce);  ///< a data packet of rx_len bytes from c
+  /**
+   * @p c is about to send to us (its opening arrived, or ours carries our
+   * hint): listed as a new sender of the current interval, so that the hint
+   * our opening carries, and every new sender's, count it.
+   */
+  void ExpectSender(TimeNs now, Connection* c);
+  /** Ends the allocation interval if it is due; returns the length of the one that was in force. */
+  TimeNs RollShare(TimeNs now);
+  /** @p c sends in the current interval (its ACKs carry our hint for 2 x @p interval). */
+  void ListSender(TimeNs now, Connection* c, TimeNs interval);
+  /** The hint of an opening the peer sent (REQ with a cookie, ACCEPT), where it carries one. */
+  void TakeOpeningHint(Connection* c, const wire::ConnBody& b);
   uint32_t HintFor(TimeNs now, const Connection* c) const;  ///< rate_hint of an ACK to c
   /** The pacer's rate after an ACK changed the window, the RTT or the hint. */
   void UpdatePacer(Connection* c);

@@ -223,7 +223,10 @@ void EngineImpl::FillOpening(const Connection* c, PacketType type, uint32_t nonc
   b.incarnation = incarnation;
   b.stream_window = cfg.stream_window_msgs;
   b.cookie = type == PacketType::kConnReq ? c->cookie : 0;
-  if (type == PacketType::kConnReq || type == PacketType::kConnAccept) AnnouncePlanes(&b);
+  if (type == PacketType::kConnReq || type == PacketType::kConnAccept) {
+    b.capabilities |= wire::caps::kRateHint;
+    AnnouncePlanes(&b);
+  }
   if (type == PacketType::kConnClose) {
     b.reason = c->close_reason;
     b.cookie = 0;
@@ -250,6 +253,11 @@ void EngineImpl::HandleConn(TimeNs now, const wire::FrameInfo& from, const wire:
         c->cookie = b.cookie;
         c->req_at = now;
         c->req_waits = 0;  // the peer answers: its next silence is a loss
+        // The request that opens the connection carries our share for the
+        // peer's data where the peer reads it; listed now, the peers whose
+        // RETRYs arrive together are all counted in each request's share.
+        c->peer_reads_hint = (b.capabilities & wire::caps::kRateHint) != 0;
+        if (c->peer_reads_hint) ExpectSender(now, c);
       }
       break;
     case PacketType::kConnAccept:
@@ -259,6 +267,7 @@ void EngineImpl::HandleConn(TimeNs now, const wire::FrameInfo& from, const wire:
         break;
       }
       Establish(now, c, b);
+      TakeOpeningHint(c, b);
       break;
     case PacketType::kConnReject:
       if (c->state == ConnState::kConnecting && b.nonce == c->nonce) FailConnection(c);
@@ -291,6 +300,7 @@ void EngineImpl::HandleConnReq(TimeNs now, const wire::FrameInfo& from, const wi
     r.conn.incarnation = incarnation;
     r.conn.stream_window = cfg.stream_window_msgs;
     r.conn.cookie = cookie;
+    if (type == PacketType::kConnRetry) r.conn.capabilities = wire::caps::kRateHint;
     QueueLoose(peer, r);
   };
   if (b.min_version > wire::kVersion || b.max_version < wire::kVersion) {
@@ -350,6 +360,10 @@ void EngineImpl::HandleConnReq(TimeNs now, const wire::FrameInfo& from, const wi
     ForgetEncap(c);
   }
   Touch(c);
+  // The requester paces to our share from its first packet (it comes in
+  // our ACCEPT), and counts in the shares of those that come with it.
+  TakeOpeningHint(c, b);
+  if (c->peer_reads_hint) ExpectSender(now, c);
   c->accept_pending = true;
   c->accept_nonce = b.nonce;
   for (uint32_t qpn : moving) MoveQp(FindQp(qpn), old, c);

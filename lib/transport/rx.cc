@@ -504,57 +504,76 @@ TimeNs EngineImpl::ShareIntervalNs() const {
   return std::max<TimeNs>(config::kFairShareIntervalNs, packets_ns);
 }
 
-void EngineImpl::AccountShare(TimeNs now, Connection* c, bool ce) {
+TimeNs EngineImpl::RollShare(TimeNs now) {
   const TimeNs interval = ShareIntervalNs();
-  if (now - share_from >= interval) {
-    // The interval ended: measure its senders and allocate again.
-    const TimeNs span = now - share_from;
-    // An interval that ran on to twice its length for want of packets spans
-    // a silence: its rates say nothing of what the senders want when they
-    // start again. Read as limited elsewhere, 8 senders restarting after an
-    // idle were handed nearly the whole link in their first ACKs; counted as
-    // wanting, they get an equal share from their first ACK.
-    const bool silence = span >= 2 * interval;
-    share_rates_.clear();
-    uint64_t all_bytes = 0, ce_bytes = 0;
-    for (uint32_t id : share_senders) {
-      Connection* s = FindConn(id);
-      if (s == nullptr || !s->share_listed) continue;
-      const uint64_t mbps = s->share_bytes * 8'000 / span;  // bytes per ns x 8000 = Mbit/s
-      s->share_last_mbps = static_cast<uint32_t>(std::min<uint64_t>(mbps, UINT32_MAX));
-      // A sender that started within the interval had no share to be held to
-      // for all of it (it may have started late in it, or in slow start):
-      // its rate says nothing of its demand, so it counts as wanting more.
-      // Read as limited elsewhere, 8 new senders raised the level to 4x the
-      // fair share.
-      // So does one whose packets came marked: congested on the way here,
-      // most likely at our own link, which its share is to relieve.
-      const bool marked = s->share_ce_bytes * 2 > s->share_bytes;
-      share_rates_.push_back(s->share_new || marked || silence ? cfg.rx_capacity_mbps : mbps);
-      all_bytes += s->share_bytes;
-      ce_bytes += s->share_ce_bytes;
-      s->share_new = false;
-      s->share_ce_bytes = 0;
-      s->share_measured_at = now;
-      s->share_bytes = 0;
-      s->share_listed = false;
-      s->share_until = now + 2 * interval;
-    }
-    share_last_senders = share_rates_.size();
-    share_senders.clear();
-    const uint64_t drain = ShareDrainMbps(cfg.rx_capacity_mbps, all_bytes, ce_bytes);
-    share_mbps =
-        FairShareMbps(cfg.rx_capacity_mbps - drain, share_rates_, share_mbps, &share_last_limited);
-    share_from = now;
+  if (now - share_from < interval) return interval;
+  // The interval ended: measure its senders and allocate again.
+  const TimeNs span = now - share_from;
+  // An interval that ran on to twice its length for want of packets spans
+  // a silence: its rates say nothing of what the senders want when they
+  // start again. Read as limited elsewhere, 8 senders restarting after an
+  // idle were handed nearly the whole link in their first ACKs; counted as
+  // wanting, they get an equal share from their first ACK.
+  const bool silence = span >= 2 * interval;
+  share_rates_.clear();
+  uint64_t all_bytes = 0, ce_bytes = 0;
+  for (uint32_t id : share_senders) {
+    Connection* s = FindConn(id);
+    if (s == nullptr || !s->share_listed) continue;
+    const uint64_t mbps = s->share_bytes * 8'000 / span;  // bytes per ns x 8000 = Mbit/s
+    s->share_last_mbps = static_cast<uint32_t>(std::min<uint64_t>(mbps, UINT32_MAX));
+    // A sender that started within the interval had no share to be held to
+    // for all of it (it may have started late in it, or in slow start):
+    // its rate says nothing of its demand, so it counts as wanting more.
+    // Read as limited elsewhere, 8 new senders raised the level to 4x the
+    // fair share.
+    // So does one whose packets came marked: congested on the way here,
+    // most likely at our own link, which its share is to relieve.
+    const bool marked = s->share_ce_bytes * 2 > s->share_bytes;
+    share_rates_.push_back(s->share_new || marked || silence ? cfg.rx_capacity_mbps : mbps);
+    all_bytes += s->share_bytes;
+    ce_bytes += s->share_ce_bytes;
+    s->share_new = false;
+    s->share_ce_bytes = 0;
+    s->share_measured_at = now;
+    s->share_bytes = 0;
+    s->share_listed = false;
+    s->share_until = now + 2 * interval;
   }
+  share_last_senders = share_rates_.size();
+  share_senders.clear();
+  const uint64_t drain = ShareDrainMbps(cfg.rx_capacity_mbps, all_bytes, ce_bytes);
+  share_mbps =
+      FairShareMbps(cfg.rx_capacity_mbps - drain, share_rates_, share_mbps, &share_last_limited);
+  share_from = now;
+  return interval;
+}
+
+void EngineImpl::ListSender(TimeNs now, Connection* c, TimeNs interval) {
+  if (c->share_listed) return;
+  c->share_listed = true;
+  c->share_new = c->share_measured_at != share_from;  // not measured over the last interval
+  share_senders.push_back(c->local_id);
+  c->share_until = std::max(c->share_until, now + 2 * interval);
+}
+
+void EngineImpl::AccountShare(TimeNs now, Connection* c, bool ce) {
+  const TimeNs interval = RollShare(now);
   c->share_bytes += rx_len;
   if (ce) c->share_ce_bytes += rx_len;
-  if (!c->share_listed) {
-    c->share_listed = true;
-    c->share_new = c->share_measured_at != share_from;  // not measured over the last interval
-    share_senders.push_back(c->local_id);
-    c->share_until = std::max(c->share_until, now + 2 * interval);
-  }
+  ListSender(now, c, interval);
+}
+
+void EngineImpl::ExpectSender(TimeNs now, Connection* c) {
+  if (cfg.rx_capacity_mbps == 0) return;
+  ListSender(now, c, RollShare(now));
+}
+
+void EngineImpl::TakeOpeningHint(Connection* c, const wire::ConnBody& b) {
+  c->peer_reads_hint = (b.capabilities & wire::caps::kRateHint) != 0;
+  if (!c->peer_reads_hint) return;
+  c->peer_hint_mbps = b.rate_hint_mbps;
+  UpdatePacer(c);
 }
 
 uint32_t EngineImpl::HintFor(TimeNs now, const Connection* c) const {

@@ -372,6 +372,10 @@ bool EngineImpl::EmitOpening(Connection* c, PacketType type, uint32_t nonce, TxT
   // CONN_REQ, CONN_ACCEPT and CONN_CLOSE say the same about us.
   wire::Packet p;
   FillOpening(c, type, nonce, &p);
+  if (type != PacketType::kConnClose && c->peer_reads_hint) {
+    p.conn.rate_hint_mbps = HintFor(t.now, c);
+    c->hint_sent_mbps = p.conn.rate_hint_mbps;
+  }
   if (!Emit(t.now, c, 0, c->paths[0].src_port, &p, t.slot(), wire::Ecn::kNotEct)) return false;
   t.n++;
   return true;

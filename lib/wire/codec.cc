@@ -131,7 +131,8 @@ bool operator==(const ConnBody& a, const ConnBody& b) {
       a.max_version != b.max_version || a.reason != b.reason || a.num_paths != b.num_paths ||
       a.max_payload != b.max_payload || a.capabilities != b.capabilities ||
       a.udp_port != b.udp_port || a.incarnation != b.incarnation || a.cookie != b.cookie ||
-      a.stream_window != b.stream_window || a.num_planes != b.num_planes) {
+      a.stream_window != b.stream_window || a.rate_hint_mbps != b.rate_hint_mbps ||
+      a.num_planes != b.num_planes) {
     return false;
   }
   const size_t n = std::min<size_t>(a.num_planes, a.plane_bytes.size());
@@ -171,6 +172,10 @@ ParseError CheckConn(const Packet& p) {
     if (c.cookie == 0) return ParseError::kBadConnParameters;
   } else if (reason > kConnReasonMax) {
     return ParseError::kBadConnReason;
+  }
+  // A hint only where the packet says it carries one (reserved elsewhere).
+  if (c.rate_hint_mbps != 0 && (!opening || (c.capabilities & caps::kRateHint) == 0)) {
+    return ParseError::kReservedNotZero;
   }
   // Only a RETRY hands out a cookie and only a REQ brings one back.
   if (p.type != PacketType::kConnReq && p.type != PacketType::kConnRetry && c.cookie != 0) {
@@ -297,6 +302,7 @@ size_t EncodeTypeHeader(const Packet& p, uint8_t* out) {
       h.incarnation.set(c.incarnation);
       h.cookie.set(c.cookie);
       h.stream_window.set(c.stream_window);
+      h.rate_hint.set(c.rate_hint_mbps);
       Store(q, h);
       q += sizeof(h);
       const size_t planes = std::min<size_t>(c.num_planes, c.plane_bytes.size());
@@ -418,7 +424,8 @@ ParseError DecodeTypeHeader(const uint8_t* in, size_t region, Packet* out) {
       c.incarnation = h.incarnation.get();
       c.cookie = h.cookie.get();
       c.stream_window = h.stream_window.get();
-      if (h.reserved0 != 0 || h.reserved1.get() != 0 || h.reserved2.get() != 0) {
+      c.rate_hint_mbps = h.rate_hint.get();
+      if (h.reserved0 != 0 || h.reserved1.get() != 0) {
         return ParseError::kReservedNotZero;
       }
       // The extension: plane addresses (REQ/ACCEPT only; CheckConn has the rules).

@@ -142,6 +142,13 @@ namespace caps {
  * the packet's source address.
  */
 inline constexpr uint32_t kPlanes = 1u << 0;
+/**
+ * The sender reads `rate_hint` in the openings it receives. Advertised in
+ * REQ, ACCEPT and RETRY; a REQ or ACCEPT carries a non-zero `rate_hint` (and
+ * this bit) only to a peer that advertised it, since `rate_hint` is a
+ * reserved field to a receiver without it.
+ */
+inline constexpr uint32_t kRateHint = 1u << 1;
 }  // namespace caps
 
 /** Flags a packet of this type may carry; any other set bit makes the packet invalid. */

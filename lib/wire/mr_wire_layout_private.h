@@ -134,7 +134,7 @@ struct ConnHdr {
   Be64 incarnation;
   Be64 cookie;
   Be32 stream_window;
-  Be32 reserved2;
+  Be32 rate_hint;
 };
 
 struct EthHdr {
@@ -190,7 +190,7 @@ static_assert(sizeof(ProbeHdr) == kProbeBytes);
 static_assert(sizeof(ConnHdr) == kConnBytes && offsetof(ConnHdr, num_paths) == 12);
 static_assert(offsetof(ConnHdr, capabilities) == 16 && offsetof(ConnHdr, udp_port) == 20);
 static_assert(offsetof(ConnHdr, incarnation) == 24 && offsetof(ConnHdr, cookie) == 32);
-static_assert(offsetof(ConnHdr, stream_window) == 40 && offsetof(ConnHdr, reserved2) == 44);
+static_assert(offsetof(ConnHdr, stream_window) == 40 && offsetof(ConnHdr, rate_hint) == 44);
 static_assert(sizeof(EthHdr) == kEthHeaderBytes);
 static_assert(sizeof(Ipv4Hdr) == kIpv4HeaderBytes);
 static_assert(sizeof(Ipv6Hdr) == kIpv6HeaderBytes);

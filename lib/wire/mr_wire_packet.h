@@ -105,6 +105,12 @@ struct ConnBody {
   uint64_t cookie = 0;         ///< RETRY: the cookie; REQ: the cookie echoed (0 on a first try)
   uint32_t stream_window = 0;  ///< REQ/ACCEPT: messages per stream the sender's receiver tracks
   /**
+   * REQ/ACCEPT with caps::kRateHint: the sender's fair share for the data the
+   * peer will send it, Mbit/s, as an ACK's rate_hint (0: no limit), so that a
+   * new sender is paced from its first packet. 0 in every other packet.
+   */
+  uint32_t rate_hint_mbps = 0;
+  /**
    * REQ/ACCEPT with caps::kPlanes: the addresses of the sender's planes
    * 1..num_planes (plane 0 is the source address), in the extension.
    */

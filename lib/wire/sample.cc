@@ -101,6 +101,7 @@ void AddConversation(bool v6, std::vector<SamplePacket>* out) {
               .max_version = kVersion,
               .num_paths = 8,
               .max_payload = 4096,
+              .capabilities = caps::kRateHint,
               .udp_port = kDefaultUdpPort,
               .incarnation = kIncarnationA,
               .stream_window = config::kStreamWindowMsgs};
@@ -115,21 +116,27 @@ void AddConversation(bool v6, std::vector<SamplePacket>* out) {
                 .max_version = kVersion,
                 .num_paths = 8,
                 .max_payload = 4096,
+                .capabilities = caps::kRateHint,
                 .udp_port = kDefaultUdpPort,
                 .incarnation = kIncarnationB,
                 .cookie = kCookie,
                 .stream_window = config::kStreamWindowMsgs};
   add("conn_retry", false, 0, retry);
+  // B's RETRY said it reads a rate hint in openings: A's second request
+  // carries its fair share for what B will send it.
   req.conn.cookie = kCookie;
+  req.conn.rate_hint_mbps = 50'000;
   add("conn_req_cookie", true, 0, req);
   out->back().packet.dst_conn_id = 0;
   Packet acc = retry;
   acc.type = PacketType::kConnAccept;
   acc.conn.cookie = 0;
+  // B's share for A's data: a new sender paced from its first packet.
+  acc.conn.rate_hint_mbps = 12'250;
   add("conn_accept", false, 0, acc);
   // The same answer from B as a host of two planes: its second plane's address rides along.
   Packet acc2 = acc;
-  acc2.conn.capabilities = caps::kPlanes;
+  acc2.conn.capabilities = caps::kPlanes | caps::kRateHint;
   acc2.conn.num_planes = 1;
   SetConnPlane(&acc2.conn, 0,
                v6 ? IpAddr::V6({0x20, 0x01, 0x0d, 0xb8, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x0b})

@@ -571,7 +571,13 @@ def rule_variants(records, ref):
     for t in ("CONN_REQ", "CONN_ACCEPT", "CONN_REJECT", "CONN_CLOSE", "CONN_RETRY"):
         out.append((f"{t} incarnation 0", edited(by_name[t], BODY + 24, "Q", 0), bad_value,
                     ("metaroce.conn.incarnation", 0)))
-        out.append((f"{t} reserved word", edited(by_name[t], BODY + 44, "I", 1), reserved, None))
+    for t in ("CONN_REJECT", "CONN_CLOSE", "CONN_RETRY"):
+        out.append((f"{t} rate_hint 1", edited(by_name[t], BODY + 44, "I", 1), reserved,
+                    ("metaroce.conn.rate_hint", 1)))
+    for t in ("CONN_REQ", "CONN_ACCEPT"):
+        no_caps = edited(by_name[t], BODY + 16, "I", 0)
+        out.append((f"{t} rate_hint without the RATE_HINT bit", edited(no_caps, BODY + 44, "I", 1),
+                    reserved, ("metaroce.conn.rate_hint", 1)))
     for t in ("CONN_REQ", "CONN_ACCEPT"):
         out.append((f"{t} stream_window 0", edited(by_name[t], BODY + 40, "I", 0), bad_value,
                     ("metaroce.conn.stream_window", 0)))

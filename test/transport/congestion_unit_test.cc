@@ -635,6 +635,96 @@ TEST_F(CongestionTest, AHintPacesTheSenderToThatRate) {
   EXPECT_EQ(OfType(Drain(now_), PacketType::kWrite).size(), 10u);
 }
 
+// The share a receiver gives in its opening paces a new sender from its
+// first packet, before any ACK: 32 new senders' first round trip overflowed
+// a 1 MB switch buffer when the first hint came with the first ACK
+// (doc/congestion.md, "Incast with and without hints").
+TEST_F(CongestionTest, TheShareInTheAcceptPacesTheRequesterFromItsFirstPacket) {
+  peer_open_hint_mbps_ = 8'000;
+  ASSERT_NO_FATAL_FAILURE(Start(BaseConfig()));
+  EXPECT_EQ(eng_->GetConnections()[0].peer_hint_mbps, 8'000u);
+  EXPECT_EQ(eng_->GetConnections()[0].pace_mbps, 8'000u);
+  ASSERT_NO_FATAL_FAILURE(PostWrites(0, 8));
+  // Two at once (a poll may be a packet's time late), then one per gap; without the hint all 8.
+  EXPECT_EQ(OfType(Drain(now_), PacketType::kWrite).size(), 2u);
+  EXPECT_GT(eng_->NextDeadline(), now_);
+}
+
+// The engine as the responder: each new requester that reads hints is
+// listed as a sender of the current interval when its request arrives, and
+// the ACCEPT carries its equal part among the senders listed; a requester
+// that does not read them (no kRateHint) gets none, the field being reserved
+// to it. Every RETRY, REQ and ACCEPT advertises the bit.
+TEST_F(CongestionTest, TheAcceptCarriesAnEqualPartAmongTheSendersThatAreComing) {
+  ASSERT_NO_FATAL_FAILURE(StartHinting());
+  EXPECT_NE(conn_req_.conn.capabilities & wire::caps::kRateHint, 0u);
+  only_to_peer_ = false;
+  auto open = [&](uint16_t port, bool reads_hints) {
+    Packet req = PeerReq(0x3000 + port, 0x3000 + port, port);
+    if (reads_hints) req.conn.capabilities = wire::caps::kRateHint;
+    Feed(req);
+    const std::vector<Packet> retry = OfType(Drain(now_), PacketType::kConnRetry);
+    EXPECT_EQ(retry.size(), 1u);
+    if (retry.empty()) return Packet{};
+    EXPECT_NE(retry[0].conn.capabilities & wire::caps::kRateHint, 0u);
+    req.conn.cookie = retry[0].conn.cookie;
+    Feed(req);
+    const std::vector<Packet> acc = OfType(Drain(now_), PacketType::kConnAccept);
+    EXPECT_EQ(acc.size(), 1u);
+    return acc.empty() ? Packet{} : acc[0];
+  };
+  // The first peer (Start's) sent no data: it is not a sender.
+  Packet a = open(5001, true);
+  EXPECT_NE(a.conn.capabilities & wire::caps::kRateHint, 0u);
+  EXPECT_EQ(a.conn.rate_hint_mbps, kCapacityMbps);
+  EXPECT_EQ(open(5002, true).conn.rate_hint_mbps, kCapacityMbps / 2);
+  Packet legacy = open(5003, false);
+  EXPECT_NE(legacy.conn.capabilities & wire::caps::kRateHint, 0u);
+  EXPECT_EQ(legacy.conn.rate_hint_mbps, 0u);
+  EXPECT_EQ(open(5004, true).conn.rate_hint_mbps, kCapacityMbps / 3);
+  // The allocator sees them as the senders of this interval.
+  EXPECT_EQ(eng_->GetShareInfo().listed, 3u);
+  // Without a capacity, no hint in any opening.
+  EngineConfig cfg = BaseConfig();
+  ASSERT_NO_FATAL_FAILURE(Start(cfg));
+  only_to_peer_ = false;
+  EXPECT_EQ(open(5001, true).conn.rate_hint_mbps, 0u);
+}
+
+// The engine as the requester: a RETRY that advertises kRateHint makes the
+// request that opens the connection carry the engine's share for the
+// peer's data (an incast receiver that connects to its senders).
+TEST_F(CongestionTest, ARequestAnsweringARetryCarriesOurShare) {
+  EngineConfig cfg = BaseConfig();
+  cfg.rx_capacity_mbps = kCapacityMbps;
+  cfg_ = cfg;
+  eng_ = std::move(*Engine::Create(cfg, &mem_));
+  pd_ = *eng_->AllocPd();
+  scq_ = *eng_->CreateCq(16);
+  QpAttr qa;
+  qa.pd = pd_;
+  qa.send_cq = qa.recv_cq = scq_;
+  qpn_ = *eng_->CreateQp(qa);
+  ASSERT_TRUE(eng_->ConnectQp(qpn_, {PeerIp(), PeerMac(), wire::kDefaultUdpPort}, kPeerQpn).ok());
+  std::vector<Packet> req = OfType(Drain(now_), PacketType::kConnReq);
+  ASSERT_EQ(req.size(), 1u);
+  EXPECT_EQ(req[0].conn.rate_hint_mbps, 0u);  // the peer's capabilities are not known yet
+  for (const bool reads : {false, true}) {
+    SCOPED_TRACE(reads);
+    Packet retry = PeerReq(kPeerConnId, kPeerIncarnation);
+    retry.type = PacketType::kConnRetry;
+    retry.dst_conn_id = req[0].conn.src_conn_id;
+    retry.conn.nonce = req[0].conn.nonce;
+    retry.conn.cookie = 0x77;
+    retry.conn.capabilities = reads ? wire::caps::kRateHint : 0;
+    Feed(retry);
+    std::vector<Packet> again = OfType(Drain(now_), PacketType::kConnReq);
+    ASSERT_EQ(again.size(), 1u);
+    EXPECT_EQ(again[0].conn.cookie, 0x77u);
+    EXPECT_EQ(again[0].conn.rate_hint_mbps, reads ? kCapacityMbps : 0u);
+  }
+}
+
 TEST_F(CongestionTest, WindowPacingSpreadsTheWindowOverItsRoundTrip) {
   for (const uint32_t gain : {config::kCcPacingGainPct, 0u}) {
     SCOPED_TRACE(gain);

@@ -242,6 +242,12 @@ struct IncastResult {
   double gbps = 0;           ///< the receiver's goodput over the whole run
   uint64_t max_queue = 0;    ///< largest occupancy of the receiver's downlink after convergence
   uint64_t first_queue = 0;  ///< largest occupancy before
+  /**
+   * Largest occupancy over the second half of the measured windows: the
+   * queue that stands once the first round trip's has drained (max_queue
+   * may still hold that drain when the rates converge sooner).
+   */
+  uint64_t late_queue = 0;
   uint64_t drops = 0;
   uint64_t retransmits = 0;    ///< data packets the senders sent again (tail-loss probes included)
   size_t rx_conns = 0;         ///< connections at the receiver at the end
@@ -394,10 +400,12 @@ IncastResult RunIncast(uint32_t senders, bool hints, uint64_t seed,
   }
   r.jain = sim::JainIndex(after);
   r.gbps = all * 8 / (static_cast<double>(fabric.Now()) / 1e3);
+  const sim::SimTime late = t0 + kMeasureWindows / 2 * window;
   for (const auto& [t, q] : queue) {
     if (t < start) continue;  // the warm-up of a restart
     uint64_t& m = t < converged ? r.first_queue : r.max_queue;
     m = std::max(m, q);
+    if (t >= late) r.late_queue = std::max(r.late_queue, q);
   }
   r.drops = fabric.total_drops(sim::DropCause::kQueueFull) - drops0;
   for (const auto& n : tx) r.retransmits += n->engine().stats().tx_retransmits;
@@ -445,13 +453,12 @@ TEST(Incast, HintsGiveEverySenderItsShareSoonerAndKeepTheQueueShort) {
     const IncastResult on = RunIncast(n, true, 1);
     std::printf(
         "%u senders, without -> with hints: every sender within 10 %% of an equal part after %.0f "
-        "-> "
-        "%.0f us; then Jain %.3f -> %.3f, queue at most %lu -> %lu B (BDP %lu B); before %lu -> "
-        "%lu "
-        "B; %.1f -> %.1f Gbit/s; drops %lu -> %lu, retransmissions %lu -> %lu\n",
+        "-> %.0f us; then Jain %.3f -> %.3f, queue at most %lu -> %lu B (BDP %lu B), in the "
+        "second half %lu -> %lu B; before %lu -> %lu B; %.1f -> %.1f Gbit/s; drops %lu -> %lu, "
+        "retransmissions %lu -> %lu\n",
         n, off.converged_us, on.converged_us, off.jain, on.jain, off.max_queue, on.max_queue,
-        kBdpBytes, off.first_queue, on.first_queue, off.gbps, on.gbps, off.drops, on.drops,
-        off.retransmits, on.retransmits);
+        kBdpBytes, off.late_queue, on.late_queue, off.first_queue, on.first_queue, off.gbps,
+        on.gbps, off.drops, on.drops, off.retransmits, on.retransmits);
     PrintRates(n, on);
     EXPECT_LT(on.converged_us, off.converged_us);
     // Delivered shares within 10 % from the third 5 us-per-sender window on
@@ -464,21 +471,26 @@ TEST(Incast, HintsGiveEverySenderItsShareSoonerAndKeepTheQueueShort) {
     EXPECT_NEAR(on.share_level_mbps, kLinkMbps * 98 / 100 / n, 0.1 * kLinkMbps / n);
     EXPECT_EQ(off.share_senders, 0u);
     EXPECT_GE(on.gbps, 0.97 * off.gbps);
-    // 32 senders' first round trip (3.2 MB of connection windows) overflows
-    // the 1 MB buffer before any hint, and the queue it leaves takes the
-    // receiver's drain (at most 1/8 of the link) some 400 us to empty
-    // (doc/congestion.md).
-    if (n > 8) continue;
-    EXPECT_LT(on.max_queue, kBdpBytes);
+    // The openings carry the receiver's share, so every new sender is paced
+    // from its first packet: 32 senders' first round trip (3.2 MB of
+    // connection windows) no longer overflows the 1 MB buffer (506 drops
+    // when the first hint came with the first ACK), and every pacer is
+    // within 10 % of C/N within two base round trips (4.8 before).
     EXPECT_EQ(on.drops, 0u);
+    EXPECT_GT(on.rates_reached_us, 0.0);
+    EXPECT_LE(on.rates_reached_us, 2 * on.base_rtt_us);
+    EXPECT_LT(on.late_queue, kBdpBytes);
   }
 }
 
-// The default windows (512 packets, 2.2 MB a sender): without an initial
-// window every new sender's first round trip is its whole window, and the 1 MB
-// buffer overflows before any hint; slow start from kInitialWindowBytes keeps
-// the first round trips of 16 senders within it and the hints do the rest.
-TEST(Incast, ASafeInitialWindowLetsNewSendersOfFullWindowsFitTheBuffer) {
+// The default windows (512 packets, 2.2 MB a sender): every new sender's
+// first round trip is paced to the share the receiver's opening gave it and
+// bounded by the initial window (slow start from kInitialWindowBytes), so
+// the first round trips of 8, 16 and 32 new senders fit the 1 MB buffer and
+// every pacer is at C/N within two base round trips. Without the initial
+// window the openings' hints alone (C, C/2, ... C/k as the senders come)
+// fit 8 and 16 senders.
+TEST(Incast, NewSendersOfFullWindowsFitTheBufferAndReachTheirShareInTwoRoundTrips) {
   for (uint32_t n : {8u, 16u, 32u}) {
     SCOPED_TRACE(n);
     const IncastResult full = RunIncast(n, true, 1, config::kConnWindowPkts, 0);
@@ -487,22 +499,21 @@ TEST(Incast, ASafeInitialWindowLetsNewSendersOfFullWindowsFitTheBuffer) {
     std::printf(
         "%u senders of full windows with hints, no initial window -> %u B: drops %lu -> %lu, "
         "every sender within 10 %% after %.0f -> %.0f us, %.1f -> %.1f Gbit/s, Jain %.3f, "
-        "retransmissions %lu -> %lu\n",
+        "retransmissions %lu -> %lu, first queue %lu -> %lu B\n",
         n, config::kInitialWindowBytes, full.drops, safe.drops, full.converged_us,
-        safe.converged_us, full.gbps, safe.gbps, safe.jain, full.retransmits, safe.retransmits);
+        safe.converged_us, full.gbps, safe.gbps, safe.jain, full.retransmits, safe.retransmits,
+        full.first_queue, safe.first_queue);
     PrintRates(n, safe);
-    EXPECT_GT(full.drops, 100u);
-    EXPECT_LT(safe.drops * 10, full.drops);
-    if (n <= 16) {
-      EXPECT_EQ(safe.drops, 0u);
-    }
+    // 44 drops with 32 senders, and 4.8 base RTTs until every pacer was at
+    // C/N, when the first hint came with the first ACK.
+    EXPECT_EQ(safe.drops, 0u);
+    EXPECT_LE(safe.drops, full.drops);
     EXPECT_LE(safe.converged_us, full.converged_us);
     EXPECT_GE(safe.gbps, 0.98 * full.gbps);  // a few round trips of ramp over a 2 ms run
     EXPECT_GE(safe.jain, 0.99);
-    if (n > 16) continue;
     // Every sender's rate within 10 % of C / N in two base round trips
     // (simulation.md), and its delivered share from the second 5 us-per-sender
-    // window on (280 us with 8 senders before the two fixes above).
+    // window on (280 us with 8 senders before the allocator's rules).
     EXPECT_GT(safe.rates_reached_us, 0.0);
     EXPECT_LE(safe.rates_reached_us, 2 * safe.base_rtt_us);
     EXPECT_LE(safe.converged_us, 2.0 * kWindowPsPerSender * n / sim::kPsPerUs);
@@ -513,7 +524,6 @@ TEST(Incast, ASafeInitialWindowLetsNewSendersOfFullWindowsFitTheBuffer) {
 // the share its receiver last gave it (a hint does not expire at the
 // sender), and the receiver counts the senders of the interval over the
 // silence as wanting, so their first round trip is paced to an equal share.
-// 32 new senders drop 44 packets (above); 32 restarting drop none.
 TEST(Incast, EstablishedSendersRestartingTogetherStartAtTheirShare) {
   for (uint32_t n : {8u, 32u}) {
     SCOPED_TRACE(n);
@@ -549,15 +559,14 @@ TEST(Incast, FourThousandQpsAreEightConnectionsAndShareTheLinkAsEight) {
       RunIncast(kSenders, true, 1, config::kConnWindowPkts, config::kInitialWindowBytes, kQps);
   std::printf(
       "%u QPs from %u senders: %zu connections at the receiver; every sender within 10 %% after "
-      "%.0f us, Jain %.3f, queue then at most %lu B, %.1f Gbit/s, drops %lu; every QP had a WRITE "
-      "completed after %.0f us (Jain of the QPs' bytes then %.3f); every pacer within 10 %% of C/N "
-      "after "
-      "%.1f us\n",
-      kSenders * kQps, kSenders, r.rx_conns, r.converged_us, r.jain, r.max_queue, r.gbps, r.drops,
-      r.qps_all_done_us, r.qp_jain, r.rates_reached_us);
+      "%.0f us, Jain %.3f, queue then at most %lu B (%lu B in the second half), %.1f Gbit/s, "
+      "drops %lu; every QP had a WRITE completed after %.0f us (Jain of the QPs' bytes then "
+      "%.3f); every pacer within 10 %% of C/N after %.1f us\n",
+      kSenders * kQps, kSenders, r.rx_conns, r.converged_us, r.jain, r.max_queue, r.late_queue,
+      r.gbps, r.drops, r.qps_all_done_us, r.qp_jain, r.rates_reached_us);
   EXPECT_EQ(r.rx_conns, kSenders);
   EXPECT_GE(r.jain, 0.99);
-  EXPECT_LT(r.max_queue, kBdpBytes);
+  EXPECT_LT(r.late_queue, kBdpBytes);
   EXPECT_EQ(r.drops, 0u);
   EXPECT_GE(r.gbps, 90.0);
   EXPECT_GT(r.qps_all_done_us, 0.0) << "a QP never completed a WRITE";
@@ -621,7 +630,7 @@ TEST(SharedBottleneck, SixteenFlowsShareOneLinkFairly) {
 // writes to another host of R's leaf. V shares leaf 0's two uplinks with
 // the incast, but not R's downlink: max-min, it would keep its 100 Gbit/s
 // (R's link holds the incast to 98). The target is 90 % of what it gets
-// alone; over 8 seeds its median is 81 % (doc/congestion.md, "A victim
+// alone; over 24 seeds its median is 77 % (doc/congestion.md, "A victim
 // beside an incast": the uplinks, loaded to 99 %, mark V's packets as much
 // as the incast's).
 /**
@@ -672,12 +681,19 @@ double VictimGbps(uint32_t spines, bool incast, uint64_t seed = 12) {
          (static_cast<double>(fabric.Now() - m0) / 1e3);
 }
 
+/**
+ * Seeds of the victim test: which ports PLB draws is a coin flip per seed
+ * (65-98 % of the rate alone), so that the median of 8 moved by 2 points
+ * with any change of timing; of 24, by under 1.
+ */
+constexpr uint64_t kVictimSeeds = 24;
+
 // With two spines, leaf 0's uplinks carry the incast (98 Gbit/s, R's link)
 // and V's 100 Gbit/s with almost nothing to spare: 99 % loaded, they mark
 // (doc/congestion.md, "A victim beside an incast").
 TEST(Incast, AVictimBesideTheIncastKeepsMostOfItsRate) {
   std::vector<double> kept;
-  for (uint64_t seed = 12; seed < 20; seed++) {
+  for (uint64_t seed = 12; seed < 12 + kVictimSeeds; seed++) {
     const double alone = VictimGbps(2, false, seed);
     const double beside = VictimGbps(2, true, seed);
     std::printf(

@@ -171,6 +171,10 @@ class EngineUnitTest : public ::testing::Test {
       acc.type = PacketType::kConnAccept;
       acc.dst_conn_id = eng_conn_;
       acc.conn.stream_window = peer_stream_window_;
+      if (peer_open_hint_mbps_ != 0) {
+        acc.conn.capabilities |= wire::caps::kRateHint;
+        acc.conn.rate_hint_mbps = peer_open_hint_mbps_;
+      }
       Feed(acc);
     } else {
       Packet req = PeerReq(kPeerConnId, kPeerIncarnation);
@@ -453,6 +457,8 @@ class EngineUnitTest : public ::testing::Test {
   bool only_to_peer_ = true;                         ///< Drain: everything goes to the peer
   uint32_t srq_max_wr_ = 0;  ///< Start: non-zero puts the QP on an SRQ (srq_) this deep
   uint32_t srq_ = 0;
+  /** Start, kEngineInitiates: non-zero, the peer's ACCEPT reads and carries this rate hint. */
+  uint32_t peer_open_hint_mbps_ = 0;
   std::vector<uint8_t> region_;  // the registered region (mr_)
   std::unique_ptr<Engine> eng_;
   uint32_t pd_ = 0, scq_ = 0, rcq_ = 0, qpn_ = 0;

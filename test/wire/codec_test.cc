@@ -789,9 +789,20 @@ TEST(Reject, ConnectionFields) {
   b = req;
   Put32(b, kC + 16, 0x80000000u);
   expect(b, ParseError::kOk, "capability bit");
+  // rate_hint: only in a REQ or ACCEPT with the RATE_HINT bit (reserved to
+  // a receiver without it).
   b = req;
+  ASSERT_NE(Sample("v4_conn_req").Get().conn.capabilities & caps::kRateHint, 0u);
   Put32(b, kC + 44, 1);
-  expect(b, ParseError::kReservedNotZero, "reserved word after stream_window");
+  expect(b, ParseError::kOk, "REQ with a rate hint");
+  Put32(b, kC + 16, 0);
+  expect(b, ParseError::kReservedNotZero, "a rate hint without the RATE_HINT bit");
+  for (const char* name : {"v4_conn_retry", "v4_conn_reject", "v4_conn_close"}) {
+    b = Encode(Sample(name).Get());
+    Put32(b, kC + 16, caps::kRateHint);
+    Put32(b, kC + 44, 1);
+    expect(b, ParseError::kReservedNotZero, (std::string(name) + " with a rate hint").c_str());
+  }
   b = req;
   Put32(b, kC + 40, 0);
   expect(b, ParseError::kBadConnParameters, "REQ with stream_window 0");
@@ -815,8 +826,9 @@ TEST(Reject, ConnectionIncarnationCookieAndWindow) {
     Put64(b, kIncarnationOff, 0);
     expect(b, ParseError::kBadConnParameters, std::string(name) + " with incarnation 0");
     b = good;
+    Put32(b, kC + 16, 0);
     Put32(b, kC + 44, 0x100);
-    expect(b, ParseError::kReservedNotZero, std::string(name) + " reserved word");
+    expect(b, ParseError::kReservedNotZero, std::string(name) + " rate_hint without its bit");
   }
   // The cookie: anything in a REQ (0 on a first try), non-zero in a RETRY,
   // reserved everywhere else.

@@ -115,6 +115,7 @@ local CONN_BYTES = 48
 local PLANE_ADDR_BYTES = 16
 local MAX_PLANES = 8
 local CAP_PLANES = 0x00000001
+local CAP_RATE_HINT = 0x00000002
 local TYPE_HDR_BYTES = {
     [0x01] = 44, [0x02] = 52, [0x03] = 36, [0x04] = 40, [0x05] = 44,
     [0x06] = 32, [0x07] = 60, [0x08] = 60, [0x09] = 40,
@@ -244,6 +245,7 @@ local f = {
     conn_cookie = ProtoField.uint64("metaroce.conn.cookie", "Cookie", base.HEX),
     conn_stream_window = ProtoField.uint32("metaroce.conn.stream_window",
         "Stream window (messages)", base.DEC),
+    conn_rate_hint = ProtoField.uint32("metaroce.conn.rate_hint", "Rate hint (Mbit/s)", base.DEC),
     conn_plane = ProtoField.bytes("metaroce.conn.plane", "Plane address"),
 
     reserved = ProtoField.bytes("metaroce.reserved", "Reserved"),
@@ -687,7 +689,7 @@ local function dissect_conn(rd, tvb, tree, ctx)
     local inc_item, incarnation = rd:uint64(t, f.conn_incarnation)
     local cookie_item, cookie = rd:uint64(t, f.conn_cookie)
     local window_item, window = rd:uint(t, f.conn_stream_window, 4)
-    rd:reserved(t, 4)
+    local hint_item, hint = rd:uint(t, f.conn_rate_hint, 4)
     if src ~= nil then
         info[#info + 1] = "src_conn=" .. hex32(src)
     end
@@ -717,6 +719,14 @@ local function dissect_conn(rd, tvb, tree, ctx)
     if (opening or ptype == PT_CONN_RETRY) and reason ~= nil and reason ~= 0 then
         reason_item:add_proto_expert_info(ef.bad_value,
             string.format("reason must be 0 in %s", TYPE_NAMES[ptype]))
+    end
+    if hint ~= nil and hint ~= 0 then
+        if opening and caps ~= nil and bit32.band(caps, CAP_RATE_HINT) ~= 0 then
+            info[#info + 1] = "rate_hint=" .. hint
+        else
+            hint_item:add_proto_expert_info(ef.reserved,
+                "rate_hint is reserved without the RATE_HINT capability bit, and outside REQ/ACCEPT")
+        end
     end
     if incarnation ~= nil and incarnation:tonumber() == 0 then
         inc_item:add_proto_expert_info(ef.bad_value, "incarnation must not be 0")
