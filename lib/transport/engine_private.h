@@ -194,6 +194,7 @@ struct RxPath {
   uint32_t echo_ts = 0;
   TimeNs echo_rx_at = 0;
   bool echo_ce = false;
+  bool has_echo = false;  ///< echo_ts is a data packet's (the path has received one)
   uint32_t unacked = 0;
   bool queued = false;  ///< on the connection's ACK queue
   bool ack_now = false;
@@ -676,12 +677,16 @@ class EngineImpl {
    * our opening carries, and every new sender's, count it.
    */
   void ExpectSender(TimeNs now, Connection* c);
+  /** Sends its part now to every new sender told more than twice it (rx.cc). */
+  void PushShares();
+  /** The same for @p s: listed and established (a request of ours carried an older part). */
+  void PushShareTo(Connection* s);
   /** Ends the allocation interval if it is due; returns the length of the one that was in force. */
   TimeNs RollShare(TimeNs now);
   /** @p c sends in the current interval (its ACKs carry our hint for 2 x @p interval). */
   void ListSender(TimeNs now, Connection* c, TimeNs interval);
   /** The hint of an opening the peer sent (REQ with a cookie, ACCEPT), where it carries one. */
-  void TakeOpeningHint(Connection* c, const wire::ConnBody& b);
+  void TakeOpeningHint(TimeNs now, Connection* c, const wire::ConnBody& b);
   uint32_t HintFor(TimeNs now, const Connection* c) const;  ///< rate_hint of an ACK to c
   /** The pacer's rate after an ACK changed the window, the RTT or the hint. */
   void UpdatePacer(Connection* c);

@@ -30,8 +30,9 @@ struct FairShareLimited {
  * (reordered) while held to @p prev_mbps (the last share; 0: none). A sender
  * below 90 % of the level, and of the share it was held to, is limited
  * elsewhere and keeps what it uses; the others split the rest equally. When
- * every sender is limited elsewhere, what is left, but at least an equal
- * share, so that each may grow. No senders: the whole capacity. Never 0 (0
+ * every sender is limited elsewhere, the fastest one's rate plus an equal
+ * part of what is left, but at least an equal share, so that each may grow
+ * and all of them together fit. No senders: the whole capacity. Never 0 (0
  * means "no limit" on the wire) and never above UINT32_MAX. @p limited, if
  * given, gets the senders found limited elsewhere.
  */
@@ -42,8 +43,9 @@ uint32_t FairShareMbps(uint64_t capacity_mbps, std::span<uint64_t> rates_mbps, u
  * What to hold back from @p capacity_mbps in the next allocation to drain a
  * queue at the receiver's link, given the bytes that arrived in the last
  * interval (@p all_bytes) and those of them CE-marked (@p ce_bytes): none
- * while at most half came marked (the queue only crossed the marking
- * threshold now and then: a busy link's jitter), then rising to
+ * while at most config::kFairShareDrainFromPct came marked (the queue only
+ * crossed the marking threshold now and then: a busy link's jitter), then
+ * rising to
  * capacity >> config::kFairShareDrainShift when all of them did (a queue
  * that stood all interval).
  */

@@ -261,13 +261,21 @@ void EngineImpl::HandleConn(TimeNs now, const wire::FrameInfo& from, const wire:
       }
       break;
     case PacketType::kConnAccept:
-      if (c->state != ConnState::kConnecting || b.nonce != c->nonce) break;
+      if (b.nonce != c->nonce) break;
+      if (c->state == ConnState::kEstablished && c->peer_incarnation == b.incarnation) {
+        // A simultaneous open: the peer's request established the connection,
+        // and this answer to ours comes after it with a newer share.
+        TakeOpeningHint(now, c, b);
+        break;
+      }
+      if (c->state != ConnState::kConnecting) break;
       if (!PlanesValid(c->peer.ip, b)) {
         stats.rx_conn_refused++;  // an unusable plane list: wait for a good answer
         break;
       }
       Establish(now, c, b);
-      TakeOpeningHint(c, b);
+      TakeOpeningHint(now, c, b);
+      PushShareTo(c);  // our request carried its part; more senders may have come since
       break;
     case PacketType::kConnReject:
       if (c->state == ConnState::kConnecting && b.nonce == c->nonce) FailConnection(c);
@@ -362,10 +370,10 @@ void EngineImpl::HandleConnReq(TimeNs now, const wire::FrameInfo& from, const wi
   Touch(c);
   // The requester paces to our share from its first packet (it comes in
   // our ACCEPT), and counts in the shares of those that come with it.
-  TakeOpeningHint(c, b);
-  if (c->peer_reads_hint) ExpectSender(now, c);
   c->accept_pending = true;
   c->accept_nonce = b.nonce;
+  TakeOpeningHint(now, c, b);
+  if (c->peer_reads_hint) ExpectSender(now, c);
   for (uint32_t qpn : moving) MoveQp(FindQp(qpn), old, c);
 }
 

@@ -249,6 +249,11 @@ struct EngineStats {
   uint64_t lost_detected_rto = 0;   ///< losses found by a retransmission timeout
   uint64_t tail_loss_probes = 0;    ///< newest packets sent again after 2 SRTT of silence
   uint64_t tail_loss_rescues = 0;   ///< of those unanswered, the newest sent on another path
+  /**
+   * ACKs sent for their rate hint alone: new senders told more than twice
+   * the equal part that more new senders left them (doc/congestion.md).
+   */
+  uint64_t share_pushes = 0;
   /** Newest packets sent again at an RTO while the whole connection was silent (a stall?). */
   uint64_t stall_probes = 0;
   /** Of those unanswered while other paths settled later packets: timed out at once. */

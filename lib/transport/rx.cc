@@ -276,7 +276,8 @@ void EngineImpl::HandleAck(TimeNs now, Connection* c, const wire::Packet& p) {
 
   // RTT from the echoed timestamp, less the receiver's hold time.
   const uint32_t elapsed = static_cast<uint32_t>(now) - a.echo_ts_ns;
-  if (elapsed >= a.ack_delay_ns && elapsed - a.ack_delay_ns < 1'000'000'000u) {
+  if (a.ack_delay_ns != wire::kAckNoEcho && elapsed >= a.ack_delay_ns &&
+      elapsed - a.ack_delay_ns < 1'000'000'000u) {
     const TimeNs r = elapsed - a.ack_delay_ns;
     if (!path.has_rtt) {
       path.srtt = r;
@@ -520,6 +521,15 @@ TimeNs EngineImpl::RollShare(TimeNs now) {
   for (uint32_t id : share_senders) {
     Connection* s = FindConn(id);
     if (s == nullptr || !s->share_listed) continue;
+    if (s->share_bytes == 0 && (s->inflight != 0 || !s->ready.empty())) {
+      // Listed for an opening, sent nothing, and we send to it: most
+      // likely a peer that only receives (both ends of a connection open it
+      // and list each other). Counted, it held the real senders of a
+      // permutation to half the link for another interval. (A new sender
+      // of an incast whose first packets still wait in the queue counts.)
+      s->share_listed = false;
+      continue;
+    }
     const uint64_t mbps = s->share_bytes * 8'000 / span;  // bytes per ns x 8000 = Mbit/s
     s->share_last_mbps = static_cast<uint32_t>(std::min<uint64_t>(mbps, UINT32_MAX));
     // A sender that started within the interval had no share to be held to
@@ -555,6 +565,39 @@ void EngineImpl::ListSender(TimeNs now, Connection* c, TimeNs interval) {
   c->share_new = c->share_measured_at != share_from;  // not measured over the last interval
   share_senders.push_back(c->local_id);
   c->share_until = std::max(c->share_until, now + 2 * interval);
+  PushShares();
+}
+
+void EngineImpl::PushShares() {
+  // New senders split the capacity equally (HintFor): those told more than
+  // twice the new part in an opening or an ACK learn it now from an ACK of
+  // its own, half a round trip sooner than from the ACK of their next data.
+  // New senders starting together are told C, C/2, ... C/k as they come:
+  // until they hear, they send ln(k) times the link. Looked at each time the
+  // senders double, so that each sender costs O(1) work and O(1) ACKs per
+  // doubling.
+  const size_t n = share_senders.size();
+  if (n < 4 || (n & (n - 1)) != 0) return;
+  if (share_mbps != 0 && n <= share_last_senders) return;  // not the equal part
+  for (uint32_t id : share_senders) {
+    if (Connection* s = FindConn(id)) PushShareTo(s);
+  }
+}
+
+void EngineImpl::PushShareTo(Connection* s) {
+  // (An ACCEPT on its way out carries the part anyway.)
+  if (!s->share_listed || s->state != ConnState::kEstablished || s->rx_paths.empty() ||
+      s->accept_pending) {
+    return;
+  }
+  if (share_mbps != 0 && share_senders.size() <= share_last_senders) return;
+  const uint64_t part = cfg.rx_capacity_mbps / std::max<size_t>(share_senders.size(), 1);
+  const uint64_t told = s->hint_sent_mbps == 0 ? UINT32_MAX : s->hint_sent_mbps;
+  if (told <= 2 * part) return;
+  s->rx_paths[0].ack_now = true;
+  MarkAckPending(s, 0);
+  Touch(s);
+  stats.share_pushes++;
 }
 
 void EngineImpl::AccountShare(TimeNs now, Connection* c, bool ce) {
@@ -569,11 +612,20 @@ void EngineImpl::ExpectSender(TimeNs now, Connection* c) {
   ListSender(now, c, RollShare(now));
 }
 
-void EngineImpl::TakeOpeningHint(Connection* c, const wire::ConnBody& b) {
+void EngineImpl::TakeOpeningHint(TimeNs now, Connection* c, const wire::ConnBody& b) {
   c->peer_reads_hint = (b.capabilities & wire::caps::kRateHint) != 0;
   if (!c->peer_reads_hint) return;
   c->peer_hint_mbps = b.rate_hint_mbps;
   UpdatePacer(c);
+  // New senders take their shares from openings that arrive together, and
+  // pacers started in step stay in step: 32 senders' packets arrived at the
+  // receiver in bursts of 32 and its queue marked half of them at 91 % of
+  // the link (the simulated fabric has no jitter of its own). The first
+  // packet waits a random part of one packet's time at the new rate.
+  if (c->pace_mbps != 0 && c->pace_at <= now) {
+    c->pace_at = now + rng.Below(uint64_t{path_cc.mss_bytes} * 8'000 / c->pace_mbps + 1);
+    c->pace_armed = true;
+  }
 }
 
 uint32_t EngineImpl::HintFor(TimeNs now, const Connection* c) const {
@@ -633,6 +685,7 @@ bool EngineImpl::RecordPsn(TimeNs now, Connection* c, const wire::FrameInfo& fro
   }
   rx.echo_ts = d.tx_ts_ns;
   rx.echo_rx_at = now;
+  rx.has_echo = true;
   rx.echo_ce = ce;
   rx.unacked++;
   rx.last_qpn = d.stream_id;

@@ -263,7 +263,10 @@ void EngineImpl::BuildAck(TimeNs now, Connection* c, uint16_t path_id, wire::Pac
   wire::AckBody& a = p->ack;
   a.cum_psn = rx.cum;
   a.echo_ts_ns = rx.echo_ts;
-  a.ack_delay_ns = static_cast<uint32_t>(std::min<TimeNs>(now - rx.echo_rx_at, UINT32_MAX));
+  a.ack_delay_ns =
+      rx.has_echo
+          ? static_cast<uint32_t>(std::min<TimeNs>(now - rx.echo_rx_at, wire::kAckNoEcho - 1))
+          : wire::kAckNoEcho;
   a.rate_hint_mbps = HintFor(now, c);
   c->hint_sent_mbps = a.rate_hint_mbps;
   a.rx_pkts = rx.rx_pkts;

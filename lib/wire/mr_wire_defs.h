@@ -222,6 +222,12 @@ inline constexpr size_t kSackBits = 256;
 inline constexpr size_t kSackBytes = kSackBits / 8;
 inline constexpr size_t kSackWords = kSackBits / 64;
 
+/**
+ * An ACK's ack_delay when it echoes no timestamp (its path has received
+ * nothing yet: an ACK sent for its rate_hint alone); it gives no RTT sample.
+ */
+inline constexpr uint32_t kAckNoEcho = UINT32_MAX;
+
 /** Stream acknowledgements an ACK may carry, and the size of one. */
 inline constexpr size_t kMaxStreamAcks = 8;
 inline constexpr size_t kStreamAckBytes = 8;
