@@ -367,6 +367,25 @@ class CongestionTest : public EngineUnitTest {
     }
   }
   uint32_t feed_psn_ = 0;  ///< the next PSN (and MSN) FeedWritesFor sends
+  /**
+   * The engine of @p cfg with a QP connected to the peer, which has not
+   * answered: the engine's one CONN_REQ into @p req.
+   */
+  void StartRequesting(const EngineConfig& cfg, std::vector<Packet>* req) {
+    cfg_ = cfg;
+    auto e = Engine::Create(cfg, &mem_);
+    ASSERT_TRUE(e.ok()) << e.status();
+    eng_ = std::move(*e);
+    pd_ = *eng_->AllocPd();
+    scq_ = *eng_->CreateCq(16);
+    QpAttr qa;
+    qa.pd = pd_;
+    qa.send_cq = qa.recv_cq = scq_;
+    qpn_ = *eng_->CreateQp(qa);
+    ASSERT_TRUE(eng_->ConnectQp(qpn_, {PeerIp(), PeerMac(), wire::kDefaultUdpPort}, kPeerQpn).ok());
+    *req = OfType(Drain(now_), PacketType::kConnReq);
+    ASSERT_EQ(req->size(), 1u);
+  }
   /** Two paths of @p window packets each. */
   static EngineConfig TwoPaths(uint32_t window = 8) {
     EngineConfig cfg = BaseConfig();
@@ -758,17 +777,8 @@ TEST_F(CongestionTest, AnAckThatEchoesNoTimestampGivesNoRttSample) {
 // after it with a newer share, which is the one to pace to (it was dropped:
 // the 32 senders of the incast test then kept C/k for a round trip).
 TEST_F(CongestionTest, AnAcceptAfterASimultaneousOpenBringsTheNewerShare) {
-  cfg_ = BaseConfig();
-  eng_ = std::move(*Engine::Create(cfg_, &mem_));
-  pd_ = *eng_->AllocPd();
-  scq_ = *eng_->CreateCq(16);
-  QpAttr qa;
-  qa.pd = pd_;
-  qa.send_cq = qa.recv_cq = scq_;
-  qpn_ = *eng_->CreateQp(qa);
-  ASSERT_TRUE(eng_->ConnectQp(qpn_, {PeerIp(), PeerMac(), wire::kDefaultUdpPort}, kPeerQpn).ok());
-  std::vector<Packet> ours = OfType(Drain(now_), PacketType::kConnReq);
-  ASSERT_EQ(ours.size(), 1u);
+  std::vector<Packet> ours;
+  ASSERT_NO_FATAL_FAILURE(StartRequesting(BaseConfig(), &ours));
   Packet req = PeerReq(kPeerConnId, kPeerIncarnation);
   req.conn.capabilities = wire::caps::kRateHint;
   req.conn.rate_hint_mbps = 20'000;
@@ -815,17 +825,8 @@ TEST_F(CongestionTest, APacerStartedByAnOpeningStartsAtARandomPhase) {
 TEST_F(CongestionTest, ARequestAnsweringARetryCarriesOurShare) {
   EngineConfig cfg = BaseConfig();
   cfg.rx_capacity_mbps = kCapacityMbps;
-  cfg_ = cfg;
-  eng_ = std::move(*Engine::Create(cfg, &mem_));
-  pd_ = *eng_->AllocPd();
-  scq_ = *eng_->CreateCq(16);
-  QpAttr qa;
-  qa.pd = pd_;
-  qa.send_cq = qa.recv_cq = scq_;
-  qpn_ = *eng_->CreateQp(qa);
-  ASSERT_TRUE(eng_->ConnectQp(qpn_, {PeerIp(), PeerMac(), wire::kDefaultUdpPort}, kPeerQpn).ok());
-  std::vector<Packet> req = OfType(Drain(now_), PacketType::kConnReq);
-  ASSERT_EQ(req.size(), 1u);
+  std::vector<Packet> req;
+  ASSERT_NO_FATAL_FAILURE(StartRequesting(cfg, &req));
   EXPECT_EQ(req[0].conn.rate_hint_mbps, 0u);  // the peer's capabilities are not known yet
   for (const bool reads : {false, true}) {
     SCOPED_TRACE(reads);
