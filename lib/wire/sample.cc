@@ -231,6 +231,14 @@ void AddConversation(bool v6, std::vector<SamplePacket>* out) {
   ack2.ack.rx_pkts = 4;
   add("ack_plain", false, 1, ack2);
 
+  // B's share for A alone, pushed when more new senders came, on a path
+  // that has received nothing yet: it echoes no timestamp.
+  Packet push;
+  push.type = PacketType::kAck;
+  push.ack.ack_delay_ns = kAckNoEcho;
+  push.ack.rate_hint_mbps = 12'250;
+  add("ack_share_push", false, 2, push);
+
   // Message probe: every chunk of the WRITE was acknowledged on its path but no
   // stream ACK passed MSN 0, so A sends its last chunk again, flagged.
   Packet probe_w = w;

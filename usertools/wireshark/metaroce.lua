@@ -116,6 +116,7 @@ local PLANE_ADDR_BYTES = 16
 local MAX_PLANES = 8
 local CAP_PLANES = 0x00000001
 local CAP_RATE_HINT = 0x00000002
+local ACK_NO_ECHO = 0xFFFFFFFF  -- ack_delay of an ACK that echoes no timestamp (spec 4.2)
 local TYPE_HDR_BYTES = {
     [0x01] = 44, [0x02] = 52, [0x03] = 36, [0x04] = 40, [0x05] = 44,
     [0x06] = 32, [0x07] = 60, [0x08] = 60, [0x09] = 40,
@@ -529,7 +530,10 @@ local function dissect_ack(rd, tvb, tree, ctx)
     local t = subtree(tree, tvb, rd.off, 28, "ACK header")
     local _, cum_psn = rd:uint(t, f.ack_cum_psn, 4)
     rd:uint(t, f.ack_echo_ts, 4)
-    rd:uint(t, f.ack_delay, 4)
+    local delay_item, delay = rd:uint(t, f.ack_delay, 4)
+    if delay == ACK_NO_ECHO then
+        delay_item:append_text(" (no echo: the path received nothing yet; no RTT sample)")
+    end
     rd:uint(t, f.ack_rate_hint, 4)
     rd:uint(t, f.ack_rx_pkts, 4)
     rd:uint(t, f.ack_ce_pkts, 4)
