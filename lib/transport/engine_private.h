@@ -688,6 +688,8 @@ class EngineImpl {
   /** The hint of an opening the peer sent (REQ with a cookie, ACCEPT), where it carries one. */
   void TakeOpeningHint(TimeNs now, Connection* c, const wire::ConnBody& b);
   uint32_t HintFor(TimeNs now, const Connection* c) const;  ///< rate_hint of an ACK to c
+  /** While new senders outnumber those the level was computed over: C / senders (else 0). */
+  uint32_t EqualPartMbps() const;
   /** The pacer's rate after an ACK changed the window, the RTT or the hint. */
   void UpdatePacer(Connection* c);
   /** PLB: @p path takes @p port (its route) for congested round trips. */

@@ -577,8 +577,7 @@ void EngineImpl::PushShares() {
   // senders double, so that each sender costs O(1) work and O(1) ACKs per
   // doubling.
   const size_t n = share_senders.size();
-  if (n < 4 || (n & (n - 1)) != 0) return;
-  if (share_mbps != 0 && n <= share_last_senders) return;  // not the equal part
+  if (n < 4 || (n & (n - 1)) != 0 || EqualPartMbps() == 0) return;
   for (uint32_t id : share_senders) {
     if (Connection* s = FindConn(id)) PushShareTo(s);
   }
@@ -590,8 +589,8 @@ void EngineImpl::PushShareTo(Connection* s) {
       s->accept_pending) {
     return;
   }
-  if (share_mbps != 0 && share_senders.size() <= share_last_senders) return;
-  const uint64_t part = cfg.rx_capacity_mbps / std::max<size_t>(share_senders.size(), 1);
+  const uint64_t part = EqualPartMbps();
+  if (part == 0) return;
   const uint64_t told = s->hint_sent_mbps == 0 ? UINT32_MAX : s->hint_sent_mbps;
   if (told <= 2 * part) return;
   s->rx_paths[0].ack_now = true;
@@ -630,14 +629,17 @@ void EngineImpl::TakeOpeningHint(TimeNs now, Connection* c, const wire::ConnBody
 
 uint32_t EngineImpl::HintFor(TimeNs now, const Connection* c) const {
   if (cfg.rx_capacity_mbps == 0 || c->share_until < now) return 0;
+  const uint32_t part = EqualPartMbps();
+  return part != 0 ? part : share_mbps;
+}
+
+uint32_t EngineImpl::EqualPartMbps() const {
   // More senders than the level was computed over (new ones): an equal part
   // each until the interval ends, so that a new sender is held to its share
   // from its first round trip and the others make room at once.
-  if (share_mbps == 0 || share_senders.size() > share_last_senders) {
-    const uint64_t n = std::max<size_t>(share_senders.size(), 1);
-    return static_cast<uint32_t>(std::max<uint64_t>(cfg.rx_capacity_mbps / n, 1));
-  }
-  return share_mbps;
+  if (share_mbps != 0 && share_senders.size() <= share_last_senders) return 0;
+  const uint64_t n = std::max<size_t>(share_senders.size(), 1);
+  return static_cast<uint32_t>(std::max<uint64_t>(cfg.rx_capacity_mbps / n, 1));
 }
 
 // ---- Data ----

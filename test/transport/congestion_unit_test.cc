@@ -372,16 +372,7 @@ class CongestionTest : public EngineUnitTest {
    * answered: the engine's one CONN_REQ into @p req.
    */
   void StartRequesting(const EngineConfig& cfg, std::vector<Packet>* req) {
-    cfg_ = cfg;
-    auto e = Engine::Create(cfg, &mem_);
-    ASSERT_TRUE(e.ok()) << e.status();
-    eng_ = std::move(*e);
-    pd_ = *eng_->AllocPd();
-    scq_ = *eng_->CreateCq(16);
-    QpAttr qa;
-    qa.pd = pd_;
-    qa.send_cq = qa.recv_cq = scq_;
-    qpn_ = *eng_->CreateQp(qa);
+    ASSERT_NO_FATAL_FAILURE(CreateEngine(cfg));
     ASSERT_TRUE(eng_->ConnectQp(qpn_, {PeerIp(), PeerMac(), wire::kDefaultUdpPort}, kPeerQpn).ok());
     *req = OfType(Drain(now_), PacketType::kConnReq);
     ASSERT_EQ(req->size(), 1u);
@@ -765,11 +756,60 @@ TEST_F(CongestionTest, AnAckThatEchoesNoTimestampGivesNoRttSample) {
   a.ack.echo_ts_ns = 0;
   a.ack.ack_delay_ns = wire::kAckNoEcho;
   a.ack.rate_hint_mbps = 5'000;
-  now_ = wire::kAckNoEcho;  // an echo of 0 then reads as an RTT of 0 past the delay
+  // The clock where an echo of 0 less that delay would read as an RTT of 0
+  // (a sample: the RTO would drop from rto_initial to rto_min).
+  now_ = wire::kAckNoEcho;
   Feed(a);
   EXPECT_EQ(eng_->GetConnections()[0].peer_hint_mbps, 5'000u);
-  EXPECT_EQ(Path(0).srtt_ns, 0u);
-  EXPECT_EQ(eng_->GetConnections()[0].srtt_ns, 0u);
+  EXPECT_EQ(Path(0).rto_ns, cfg_.rto_initial_ns);
+  // An ACK that echoes a packet does give one.
+  Packet b = Ack(0, 0);
+  b.ack.echo_ts_ns = static_cast<uint32_t>(now_ - 10'000);
+  Feed(b);
+  EXPECT_EQ(Path(0).srtt_ns, 10'000u);
+}
+
+// Both ends of a connection list each other when they open it (each
+// opening carries a share). A peer listed so that sends nothing while we
+// send to it is most likely one that only receives: it leaves the
+// allocation at the end of the interval instead of counting as a sender
+// that wants more (it held the one real sender of each receiver of
+// mr-sim's permutation to half the link). One we do not send to is still
+// counted: a new sender whose first packets wait in a queue.
+TEST_F(CongestionTest, APeerListedForAnOpeningThatWeOnlySendToLeavesTheAllocation) {
+  for (const bool we_send : {false, true}) {
+    SCOPED_TRACE(we_send);
+    EngineConfig cfg = BaseConfig();
+    cfg.rx_capacity_mbps = kCapacityMbps;
+    peer_open_hint_mbps_ = 0;
+    ASSERT_NO_FATAL_FAILURE(Start(cfg));
+    only_to_peer_ = false;
+    // A second peer opens to us: listed as a sender of this interval.
+    Packet req = PeerReq(0x4001, 0x4001, 5001);
+    req.conn.capabilities = wire::caps::kRateHint;
+    ASSERT_EQ(OfType(OpenAsPeer(req), PacketType::kConnAccept).size(), 1u);
+    ASSERT_EQ(eng_->GetShareInfo().listed, 1u);
+    if (we_send) {
+      // A WRITE to it stays in flight (its peer never answers here).
+      QpAttr qa;
+      qa.pd = pd_;
+      qa.send_cq = scq_;
+      qa.recv_cq = rcq_;
+      const uint32_t qpn = *eng_->CreateQp(qa);
+      ASSERT_TRUE(eng_->ConnectQp(qpn, {PeerIp(), PeerMac(), 5001}, kPeerQpn + 1).ok());
+      const uint32_t saved = qpn_;
+      qpn_ = qpn;
+      ASSERT_NO_FATAL_FAILURE(PostWrite(1, 64));
+      qpn_ = saved;
+      EXPECT_FALSE(OfType(Drain(now_), PacketType::kWrite).empty());
+    }
+    // A third peer opens after the interval: the allocation is computed.
+    now_ += 2 * config::kFairShareIntervalNs;
+    Packet req3 = PeerReq(0x4002, 0x4002, 5002);
+    req3.conn.capabilities = wire::caps::kRateHint;
+    ASSERT_EQ(OfType(OpenAsPeer(req3), PacketType::kConnAccept).size(), 1u);
+    EXPECT_EQ(eng_->GetShareInfo().measured, we_send ? 0u : 1u);
+  }
 }
 
 // Both ends open at once: the peer's request establishes the connection

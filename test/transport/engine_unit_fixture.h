@@ -131,9 +131,8 @@ class EngineUnitTest : public ::testing::Test {
  protected:
   enum class Open { kEngineInitiates, kEngineAccepts };
 
-  /** Creates the engine, a QP with its region, and connects it to the hand-played peer. */
-  void Start(const EngineConfig& cfg, Open open = Open::kEngineInitiates,
-             const QpAttr& qa_in = QpAttr{}) {
+  /** Creates the engine of @p cfg, a PD, two CQs, the SRQ if asked for (srq_max_wr_) and a QP. */
+  void CreateEngine(const EngineConfig& cfg, const QpAttr& qa_in = QpAttr{}) {
     cfg_ = cfg;
     auto e = Engine::Create(cfg, &mem_);
     ASSERT_TRUE(e.ok()) << e.status();
@@ -154,6 +153,12 @@ class EngineUnitTest : public ::testing::Test {
     auto q = eng_->CreateQp(qa);
     ASSERT_TRUE(q.ok()) << q.status();
     qpn_ = *q;
+  }
+
+  /** Creates the engine, a QP with its region, and connects it to the hand-played peer. */
+  void Start(const EngineConfig& cfg, Open open = Open::kEngineInitiates,
+             const QpAttr& qa_in = QpAttr{}) {
+    ASSERT_NO_FATAL_FAILURE(CreateEngine(cfg, qa_in));
     region_.assign(kMemBytes, 0);
     auto mr = eng_->RegMr(pd_, Addr(0), kMemBytes, access::kAll);
     ASSERT_TRUE(mr.ok()) << mr.status();
