@@ -685,6 +685,10 @@ class EngineImpl {
   TimeNs RollShare(TimeNs now);
   /** @p c sends in the current interval (its ACKs carry our hint for 2 x @p interval). */
   void ListSender(TimeNs now, Connection* c, TimeNs interval);
+  /** A peer listed for its opening that has sent nothing while we send to it. */
+  static bool OnlyReceives(const Connection* s);
+  /** Takes @p c off the senders at once (it only receives). */
+  void UnlistReceiver(Connection* c);
   /** The hint of an opening the peer sent (REQ with a cookie, ACCEPT), where it carries one. */
   void TakeOpeningHint(TimeNs now, Connection* c, const wire::ConnBody& b);
   uint32_t HintFor(TimeNs now, const Connection* c) const;  ///< rate_hint of an ACK to c

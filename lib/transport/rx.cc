@@ -521,12 +521,7 @@ TimeNs EngineImpl::RollShare(TimeNs now) {
   for (uint32_t id : share_senders) {
     Connection* s = FindConn(id);
     if (s == nullptr || !s->share_listed) continue;
-    if (s->share_bytes == 0 && (s->inflight != 0 || !s->ready.empty())) {
-      // Listed for an opening, sent nothing, and we send to it: most
-      // likely a peer that only receives (both ends of a connection open it
-      // and list each other). Counted, it held the real senders of a
-      // permutation to half the link for another interval. (A new sender
-      // of an incast whose first packets still wait in the queue counts.)
+    if (OnlyReceives(s)) {
       s->share_listed = false;
       continue;
     }
@@ -566,6 +561,21 @@ void EngineImpl::ListSender(TimeNs now, Connection* c, TimeNs interval) {
   share_senders.push_back(c->local_id);
   c->share_until = std::max(c->share_until, now + 2 * interval);
   PushShares();
+}
+
+bool EngineImpl::OnlyReceives(const Connection* s) {
+  // Listed for an opening, sent nothing, and we send to it: most likely a
+  // peer that only receives (both ends of a connection open it and list
+  // each other). Counted, it held the real senders of a permutation to half
+  // the link for an interval (20 us).
+  return s->share_listed && s->share_bytes == 0 && (s->inflight != 0 || !s->ready.empty());
+}
+
+void EngineImpl::UnlistReceiver(Connection* c) {
+  // At our first packet to it, not at the next allocation: the senders'
+  // next ACKs carry the part it held.
+  c->share_listed = false;
+  share_senders.erase(std::find(share_senders.begin(), share_senders.end(), c->local_id));
 }
 
 void EngineImpl::PushShares() {

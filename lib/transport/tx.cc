@@ -224,6 +224,7 @@ EngineImpl::Sent EngineImpl::SendChunk(TimeNs now, Connection* c, TxPath* path, 
     c->pace_armed = true;
   }
   path->tx_pkts++;
+  if (OnlyReceives(c)) UnlistReceiver(c);
   if (kind != RetxKind::kTailLoss && !probe) {
     // One tail-loss probe (and one rescue) per burst of sends.
     path->last_sent_at = now;

@@ -772,9 +772,10 @@ TEST_F(CongestionTest, AnAckThatEchoesNoTimestampGivesNoRttSample) {
 // Both ends of a connection list each other when they open it (each
 // opening carries a share). A peer listed so that sends nothing while we
 // send to it is most likely one that only receives: it leaves the
-// allocation at the end of the interval instead of counting as a sender
+// allocation at our first packet to it instead of counting as a sender
 // that wants more (it held the one real sender of each receiver of
-// mr-sim's permutation to half the link). One we do not send to is still
+// mr-sim's permutation to half the link, for the rest of the interval
+// when it left at the interval's end). One we do not send to is still
 // counted: a new sender whose first packets wait in a queue.
 TEST_F(CongestionTest, APeerListedForAnOpeningThatWeOnlySendToLeavesTheAllocation) {
   for (const bool we_send : {false, true}) {
@@ -803,6 +804,8 @@ TEST_F(CongestionTest, APeerListedForAnOpeningThatWeOnlySendToLeavesTheAllocatio
       qpn_ = saved;
       EXPECT_FALSE(OfType(Drain(now_), PacketType::kWrite).empty());
     }
+    // Within the interval: the share it held is the others' already.
+    EXPECT_EQ(eng_->GetShareInfo().listed, we_send ? 0u : 1u);
     // A third peer opens after the interval: the allocation is computed.
     now_ += 2 * config::kFairShareIntervalNs;
     Packet req3 = PeerReq(0x4002, 0x4002, 5002);
