@@ -57,6 +57,15 @@ inline constexpr uint32_t kInitialWindowBytes = 32 * 1024;
 
 // ---- Congestion control (lib/transport/congestion.cc, doc/congestion.md) ----
 
+/**
+ * Spraying follows the paths' congestion windows, but a path's turn adds at
+ * least the widest window >> this (1/16): a path cut far below the others
+ * still carries a packet in 16 turns, which keeps its RTT and marks
+ * measured (and its window growing back), and bounds the turns a choice
+ * takes.
+ */
+inline constexpr uint32_t kSprayMinShareShift = 4;
+
 /** Fixed-point bits of the marked-fraction estimate alpha (1.0 = 1 << this): 0.1 % steps. */
 inline constexpr uint32_t kCcAlphaFracBits = 10;
 

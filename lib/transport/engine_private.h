@@ -131,6 +131,7 @@ struct TxPath {
   uint32_t next_psn = 0;
   uint32_t una = 0;  ///< oldest PSN not yet settled (acked or declared lost)
   uint32_t inflight = 0;
+  uint64_t spray_credit = 0;   ///< its window, added at each turn it had room (PickPath)
   std::vector<Inflight> ring;  ///< power of two >= window, <= kMaxRing; index psn & mask
   uint32_t mask = 0;
   Inflight& At(uint32_t psn) { return ring[psn & mask]; }
@@ -266,8 +267,9 @@ struct Connection {
   std::vector<TxPath> paths;
   std::vector<RxPath> rx_paths;
   uint32_t inflight = 0;
-  CcWindow cc;             ///< bounds the bytes in flight over all paths
-  uint32_t next_path = 0;  ///< spraying round robin
+  CcWindow cc;              ///< bounds the bytes in flight over all paths
+  uint32_t next_path = 0;   ///< spraying round robin
+  uint64_t spray_full = 0;  ///< the credit that sends a packet: the widest path window (PickPath)
   /**
    * Paths in kFailed and paths with plb_probe_due (SetPathState(),
    * SetPlbProbeDue()): a visit looks for probes to send only when there
@@ -767,6 +769,10 @@ class EngineImpl {
    */
   bool PathHasRoom(const Connection* c, const TxPath& p, bool probe = false) const;
   TxPath* PickPath(Connection* c, int prefer, int avoid = -1, bool probe = false);
+  /** Sending one more on @p p would leave an ACK held at the receiver while the window waits. */
+  bool ClosesWindow(const Connection* c, const TxPath& p) const;
+  /** The largest congestion window of @p c's active paths: a full turn's credit (PickPath). */
+  static uint64_t WidestWindow(const Connection* c);
   /** What SendChunk did. */
   enum class Sent : uint8_t { kOk, kNoRoom, kGone };
   Sent SendChunk(TimeNs now, Connection* c, TxPath* path, MsgRef ref, uint32_t chunk, RetxKind kind,

@@ -226,8 +226,11 @@ TEST(HotSpine, MarkedPathsMoveToTheClearSpineAndTheVictimGetsItsLinkBack) {
   }
   std::printf("median: A's share on the hot spine %.2f -> %.2f, C %.1f -> %.1f Gbit/s\n",
               Median(share_off), Median(share_on), Median(c_off), Median(c_on));
-  EXPECT_LT(Median(share_on), 0.5 * Median(share_off));
-  EXPECT_GT(Median(c_on), 1.3 * Median(c_off));
+  // Medians 0.44 -> 0.05 and 55 -> 91 Gbit/s with the paths sprayed by their
+  // windows (0.19 and 76 Gbit/s in plain turns, where a mark moved nothing
+  // until a path's window was cut below its share of the flight).
+  EXPECT_LT(Median(share_on), 0.25 * Median(share_off));
+  EXPECT_GT(Median(c_on), 1.5 * Median(c_off));
 }
 
 // ---- Incast: N senders into one receiver ----
@@ -470,7 +473,12 @@ TEST(Incast, HintsGiveEverySenderItsShareSoonerAndKeepTheQueueShort) {
     EXPECT_EQ(on.share_senders, n);
     EXPECT_NEAR(on.share_level_mbps, kLinkMbps * 98 / 100 / n, 0.1 * kLinkMbps / n);
     EXPECT_EQ(off.share_senders, 0u);
-    EXPECT_GE(on.gbps, 0.97 * off.gbps);
+    // The receiver drains a standing queue when more than 3/4 of its bytes
+    // come marked; 32 senders' steady state sits at that edge, and where it
+    // tips 1.6 % of the capacity goes to the drain: 0.968-0.983 of the
+    // goodput without hints over seeds 1-6, two of them below 0.97 whether
+    // the paths are sprayed by window or in plain turns.
+    EXPECT_GE(on.gbps, 0.96 * off.gbps);
     // The openings carry the receiver's share, so every new sender is paced
     // from its first packet: 32 senders' first round trip (3.2 MB of
     // connection windows) no longer overflows the 1 MB buffer (506 drops
@@ -712,8 +720,10 @@ TEST(Incast, AVictimBesideTheIncastKeepsMostOfItsRate) {
   }
   std::printf("median: the victim keeps %.0f %% of its rate\n", 100 * Median(kept));
   // 71 % before the receiver counted marked senders as wanting more and
-  // drained its queue.
-  EXPECT_GE(Median(kept), 0.75);
+  // drained its queue; 76 % (56-81 %) before the paths were sprayed by their
+  // windows, 90 % (82-95 %) since.
+  EXPECT_GE(Median(kept), 0.88);
+  EXPECT_GE(*std::min_element(kept.begin(), kept.end()), 0.75);
 }
 
 // The same over four spines: the fabric has room (the incast and V load
