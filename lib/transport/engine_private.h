@@ -267,8 +267,9 @@ struct Connection {
   std::vector<TxPath> paths;
   std::vector<RxPath> rx_paths;
   uint32_t inflight = 0;
-  CcWindow cc;              ///< bounds the bytes in flight over all paths
-  uint32_t next_path = 0;   ///< spraying round robin
+  CcWindow cc;                   ///< bounds the bytes in flight over all paths
+  uint32_t next_path = 0;        ///< spraying round robin
+  TimeNs delivered_sent_at = 0;  ///< newest send time of a data packet the peer acknowledged
   uint64_t spray_full = 0;  ///< the credit that sends a packet: the widest path window (PickPath)
   /**
    * Paths in kFailed and paths with plb_probe_due (SetPathState(),
@@ -294,6 +295,7 @@ struct Connection {
   uint64_t share_bytes = 0;      ///< bytes of its data packets in the current interval
   uint64_t share_ce_bytes = 0;   ///< of which arrived CE-marked
   bool share_listed = false;     ///< on share_senders
+  TimeNs share_listed_at = 0;    ///< when it was put on share_senders
   TimeNs share_until = 0;        ///< its ACKs carry our hint until (it sent recently)
   uint32_t hint_sent_mbps = 0;   ///< in our last ACK or opening (observability)
   uint32_t share_last_mbps = 0;  ///< its rate over the last allocation interval (observability)
@@ -687,7 +689,7 @@ class EngineImpl {
   TimeNs RollShare(TimeNs now);
   /** @p c sends in the current interval (its ACKs carry our hint for 2 x @p interval). */
   void ListSender(TimeNs now, Connection* c, TimeNs interval);
-  /** A peer listed for its opening that has sent nothing while we send to it. */
+  /** A peer listed for its opening that acknowledged our data since but sent none. */
   static bool OnlyReceives(const Connection* s);
   /** Takes @p c off the senders at once (it only receives). */
   void UnlistReceiver(Connection* c);
@@ -707,6 +709,12 @@ class EngineImpl {
   bool Paced(const Connection* c, TimeNs now) const {
     return c->pace_mbps != 0 && c->pace_at > now;
   }
+  /** One full packet's time at @p c's pacer rate (bytes x 8000 / Mbit/s = ns); pace_mbps != 0. */
+  TimeNs PacketGapNs(const Connection* c) const {
+    return uint64_t{path_cc.mss_bytes} * 8'000 / c->pace_mbps;
+  }
+  /** The pacer's next packet at a random part of one packet's time from @p now. */
+  void StartAtRandomPhase(TimeNs now, Connection* c);
   void MarkAckPending(Connection* c, uint16_t path_id);
 
   // ---- work lists and timers (timers.cc) ----

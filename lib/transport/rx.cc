@@ -152,6 +152,7 @@ uint32_t EngineImpl::Delivered(TimeNs now, Connection* c, TxPath* path, uint32_t
   path->cc.inflight -= e.bytes;
   c->cc.inflight -= e.bytes;
   path->delivered_sent_at = std::max(path->delivered_sent_at, e.sent_at);
+  c->delivered_sent_at = std::max(c->delivered_sent_at, e.sent_at);
   TxMsg* m = Msg(c, e.msg);
   if (m == nullptr || e.epoch != m->epoch || e.probe) return e.bytes;
   if (m->delivered.Set(e.chunk) && m->delivered.Full() && !m->done && !m->is_response) {
@@ -348,6 +349,7 @@ void EngineImpl::HandleAck(TimeNs now, Connection* c, const wire::Packet& p) {
   }
   CongestionOnAck(now, c, &path, acked_bytes, rx_new, ce_new);
   UpdatePacer(c);
+  if (OnlyReceives(c)) UnlistReceiver(c);
 
   for (uint32_t i = 0; i < a.num_stream_acks; i++) {
     Qp* qp = FindQp(a.stream_acks[i].stream_id);
@@ -557,6 +559,7 @@ TimeNs EngineImpl::RollShare(TimeNs now) {
 void EngineImpl::ListSender(TimeNs now, Connection* c, TimeNs interval) {
   if (c->share_listed) return;
   c->share_listed = true;
+  c->share_listed_at = now;
   c->share_new = c->share_measured_at != share_from;  // not measured over the last interval
   share_senders.push_back(c->local_id);
   c->share_until = std::max(c->share_until, now + 2 * interval);
@@ -564,16 +567,20 @@ void EngineImpl::ListSender(TimeNs now, Connection* c, TimeNs interval) {
 }
 
 bool EngineImpl::OnlyReceives(const Connection* s) {
-  // Listed for an opening, sent nothing, and we send to it: most likely a
-  // peer that only receives (both ends of a connection open it and list
-  // each other). Counted, it held the real senders of a permutation to half
-  // the link for an interval (20 us).
-  return s->share_listed && s->share_bytes == 0 && (s->inflight != 0 || !s->ready.empty());
+  // Listed for an opening, and it acknowledged a packet we sent since, but
+  // sent nothing itself: most likely a peer that only receives (both ends
+  // of a connection open it and list each other). Counted, it held the real
+  // senders of a permutation to half the link for an interval (20 us). Not
+  // before its ACK: a peer that sends to us too starts when we do, and its
+  // first packets arrive half a round trip later (unlisted at our first
+  // packet, every receiver of an all-to-all dropped all 63 senders at once
+  // and handed their returning data C/19 ... C/63).
+  return s->share_listed && s->share_bytes == 0 && s->delivered_sent_at >= s->share_listed_at;
 }
 
 void EngineImpl::UnlistReceiver(Connection* c) {
-  // At our first packet to it, not at the next allocation: the senders'
-  // next ACKs carry the part it held.
+  // At its ACK, not at the next allocation: the senders' next ACKs carry
+  // the part it held.
   c->share_listed = false;
   share_senders.erase(std::find(share_senders.begin(), share_senders.end(), c->local_id));
 }
@@ -631,10 +638,12 @@ void EngineImpl::TakeOpeningHint(TimeNs now, Connection* c, const wire::ConnBody
   // receiver in bursts of 32 and its queue marked half of them at 91 % of
   // the link (the simulated fabric has no jitter of its own). The first
   // packet waits a random part of one packet's time at the new rate.
-  if (c->pace_mbps != 0 && c->pace_at <= now) {
-    c->pace_at = now + rng.Below(uint64_t{path_cc.mss_bytes} * 8'000 / c->pace_mbps + 1);
-    c->pace_armed = true;
-  }
+  if (c->pace_mbps != 0 && c->pace_at <= now) StartAtRandomPhase(now, c);
+}
+
+void EngineImpl::StartAtRandomPhase(TimeNs now, Connection* c) {
+  c->pace_at = now + rng.Below(PacketGapNs(c) + 1);
+  c->pace_armed = true;
 }
 
 uint32_t EngineImpl::HintFor(TimeNs now, const Connection* c) const {

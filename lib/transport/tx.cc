@@ -226,7 +226,6 @@ EngineImpl::Sent EngineImpl::SendChunk(TimeNs now, Connection* c, TxPath* path, 
     c->pace_armed = true;
   }
   path->tx_pkts++;
-  if (OnlyReceives(c)) UnlistReceiver(c);
   if (kind != RetxKind::kTailLoss && !probe) {
     // One tail-loss probe (and one rescue) per burst of sends.
     path->last_sent_at = now;
@@ -625,6 +624,16 @@ void EngineImpl::TxNewData(Connection* c, TxTurn& t) {
       FeedTx(c, qp);
     }
   };
+  // A connection paced to its hint that starts sending again after an idle
+  // spell starts at a random phase, as one started by an opening does
+  // (TakeOpeningHint): the QPs of a collective post together, and 32
+  // senders whose first packets left in the same instant built 1.1 BDPs at
+  // their receiver (mr-sim incast, 400 Gbit/s; 0.15 with the phase). (Window
+  // pacing keeps its credit after a pause instead.)
+  if (c->pace_mbps != 0 && c->pace_burst_bytes == 0 && c->inflight == 0 && !c->ready.empty() &&
+      c->pace_at + PacketGapNs(c) < t.now) {
+    StartAtRandomPhase(t.now, c);
+  }
   while (!c->ready.empty() && !t.full() && !Paced(c, t.now)) {
     const MsgRef ref = c->ready.front();
     TxMsg* m = Msg(c, ref);

@@ -689,25 +689,24 @@ TEST_F(CongestionTest, AHintPacesTheSenderToThatRate) {
   EXPECT_EQ(eng_->GetConnections()[0].peer_hint_mbps, 8'000u);
   ASSERT_NO_FATAL_FAILURE(PostWrites(8, 32));
   const TimeNs start = now_;
-  out = OfType(Drain(now_), PacketType::kWrite);
-  // Two at once (a poll may be up to a packet's time late), the next when they have left.
-  ASSERT_EQ(out.size(), 2u);
+  // Nothing in flight, the pacer idle: the first packet waits a random part
+  // of one packet's time (APacedSenderStartingAfterAnIdleSpellStartsAtARandomPhase).
+  uint32_t sent = static_cast<uint32_t>(OfType(Drain(now_), PacketType::kWrite).size());
+  ASSERT_LE(sent, 2u);
   const TimeNs gap = frames_.back().size();  // bytes x 8000 / 8000 Mbit/s = ns
-  EXPECT_EQ(eng_->NextDeadline(), start + gap);
+  EXPECT_LE(eng_->NextDeadline(), start + gap);
   EXPECT_FALSE(eng_->HasPendingTx());
-  now_ = start + gap - 1;
-  EXPECT_TRUE(OfType(Drain(now_), PacketType::kWrite).empty());
-  // Over 20 gaps, 20 packets: the rate is the hint's.
-  uint32_t sent = 0;
-  for (now_ = start + gap; now_ < start + 21 * gap; now_ += gap / 4) {
+  // Over 20 gaps after the first, 20 packets: the rate is the hint's.
+  for (now_ = start; now_ <= start + 21 * gap; now_ += gap / 4) {
     sent += static_cast<uint32_t>(OfType(Drain(now_), PacketType::kWrite).size());
   }
-  EXPECT_EQ(sent, 20u);
+  EXPECT_GE(sent, 21u);
+  EXPECT_LE(sent, 22u);
   // A hint of 0 lifts the limit: the rest goes at once.
-  Packet b = Ack(0, 8 + 22);
-  b.ack.rx_pkts = 8 + 22;
+  Packet b = Ack(0, 8 + sent);
+  b.ack.rx_pkts = 8 + sent;
   Feed(b);
-  EXPECT_EQ(OfType(Drain(now_), PacketType::kWrite).size(), 10u);
+  EXPECT_EQ(OfType(Drain(now_), PacketType::kWrite).size(), 32u - sent);
 }
 
 // The share a receiver gives in its opening paces a new sender from its
@@ -822,13 +821,15 @@ TEST_F(CongestionTest, AnAckThatEchoesNoTimestampGivesNoRttSample) {
 }
 
 // Both ends of a connection list each other when they open it (each
-// opening carries a share). A peer listed so that sends nothing while we
-// send to it is most likely one that only receives: it leaves the
-// allocation at our first packet to it instead of counting as a sender
-// that wants more (it held the one real sender of each receiver of
-// mr-sim's permutation to half the link, for the rest of the interval
-// when it left at the interval's end). One we do not send to is still
-// counted: a new sender whose first packets wait in a queue.
+// opening carries a share). A peer listed so that acknowledges our data
+// but sends none is most likely one that only receives: it leaves the
+// allocation at that ACK instead of counting as a sender that wants more
+// (it held the one real sender of each receiver of mr-sim's permutation to
+// half the link, for the rest of the interval when it left at the
+// interval's end). Not before the ACK: a peer that sends to us too starts
+// when we do (an all-to-all), and its data arrives after our first packet
+// left. One we do not send to is still counted: a new sender whose first
+// packets wait in a queue.
 TEST_F(CongestionTest, APeerListedForAnOpeningThatWeOnlySendToLeavesTheAllocation) {
   for (const bool we_send : {false, true}) {
     SCOPED_TRACE(we_send);
@@ -840,7 +841,8 @@ TEST_F(CongestionTest, APeerListedForAnOpeningThatWeOnlySendToLeavesTheAllocatio
     // A second peer opens to us: listed as a sender of this interval.
     Packet req = PeerReq(0x4001, 0x4001, 5001);
     req.conn.capabilities = wire::caps::kRateHint;
-    ASSERT_EQ(OfType(OpenAsPeer(req), PacketType::kConnAccept).size(), 1u);
+    const std::vector<Packet> acc = OfType(OpenAsPeer(req), PacketType::kConnAccept);
+    ASSERT_EQ(acc.size(), 1u);
     ASSERT_EQ(eng_->GetShareInfo().listed, 1u);
     if (we_send) {
       // A WRITE to it stays in flight (its peer never answers here).
@@ -855,8 +857,14 @@ TEST_F(CongestionTest, APeerListedForAnOpeningThatWeOnlySendToLeavesTheAllocatio
       ASSERT_NO_FATAL_FAILURE(PostWrite(1, 64));
       qpn_ = saved;
       EXPECT_FALSE(OfType(Drain(now_), PacketType::kWrite).empty());
+      // Its data may be on the way: still listed.
+      EXPECT_EQ(eng_->GetShareInfo().listed, 1u);
+      // It acknowledges ours, and sent none: the share it held is the others' at once.
+      now_ += 10'000;
+      Packet a = Ack(0, 1);
+      a.dst_conn_id = acc[0].conn.src_conn_id;
+      Feed(a);
     }
-    // Within the interval: the share it held is the others' already.
     EXPECT_EQ(eng_->GetShareInfo().listed, we_send ? 0u : 1u);
     // A third peer opens after the interval: the allocation is computed.
     now_ += 2 * config::kFairShareIntervalNs;
@@ -907,6 +915,34 @@ TEST_F(CongestionTest, APacerStartedByAnOpeningStartsAtARandomPhase) {
     ASSERT_NO_FATAL_FAILURE(PostWrites(0, 1));
     const std::vector<Packet> now_out = OfType(Drain(now_), PacketType::kWrite);
     const TimeNs wait = now_out.empty() ? eng_->NextDeadline() - now_ : 0;
+    // At most one full packet's time at 1 Gbit/s (the largest header stack over max_payload).
+    EXPECT_LE(wait, (kPayload + 200) * 8);
+    waits.insert(wait);
+  }
+  EXPECT_GE(waits.size(), 4u);
+}
+
+// The same for a paced connection that starts sending again after an idle
+// spell: the QPs of a collective post together, and pacers that start in
+// the same instant stay in step (32 senders built 1.1 BDPs at their
+// receiver in mr-sim's incast, 0.15 with the phase). Every start after an
+// idle spell draws its own phase; one still in its pacer's rhythm does not.
+TEST_F(CongestionTest, APacedSenderStartingAfterAnIdleSpellStartsAtARandomPhase) {
+  std::set<TimeNs> waits;
+  for (uint64_t seed = 1; seed <= 8; seed++) {
+    EngineConfig cfg = BaseConfig();
+    cfg.seed = seed;
+    ASSERT_NO_FATAL_FAILURE(Start(cfg));
+    ASSERT_NO_FATAL_FAILURE(PostWrites(0, 1));
+    ASSERT_EQ(OfType(Drain(now_), PacketType::kWrite).size(), 1u);
+    Packet a = Ack(0, 1);
+    a.ack.rx_pkts = 1;
+    a.ack.rate_hint_mbps = 1'000;
+    Feed(a);
+    now_ += 1'000'000;  // idle
+    ASSERT_NO_FATAL_FAILURE(PostWrites(1, 1));
+    const TimeNs wait =
+        OfType(Drain(now_), PacketType::kWrite).empty() ? eng_->NextDeadline() - now_ : 0;
     // At most one full packet's time at 1 Gbit/s (the largest header stack over max_payload).
     EXPECT_LE(wait, (kPayload + 200) * 8);
     waits.insert(wait);
