@@ -377,10 +377,10 @@ class CongestionTest : public EngineUnitTest {
     *req = OfType(Drain(now_), PacketType::kConnReq);
     ASSERT_EQ(req->size(), 1u);
   }
-  /** Two paths of @p window packets each. */
   /** The engine's full packet (the largest header stack over max_payload) in bytes: the pacer's
    * random phase is at most its time. */
   uint32_t FullPacketBytes() const { return EnginePeer::Impl(*eng_).path_cc.mss_bytes; }
+  /** Two paths of @p window packets each. */
   static EngineConfig TwoPaths(uint32_t window = 8) {
     EngineConfig cfg = BaseConfig();
     cfg.num_paths = 2;
