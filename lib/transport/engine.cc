@@ -143,10 +143,27 @@ absl::StatusOr<MrInfo> Engine::RegMr(uint32_t pd, uint64_t addr, uint64_t len, u
   if (!impl_->pds.contains(pd)) return absl::NotFoundError(absl::StrCat("no PD ", pd));
   return impl_->mrs.Register(pd, addr, len, acc);
 }
+absl::StatusOr<MrInfo> Engine::RegMr(uint32_t pd, uint64_t addr, uint64_t len, uint32_t acc,
+                                     const MrInfo& keys) {
+  if (!impl_->pds.contains(pd)) return absl::NotFoundError(absl::StrCat("no PD ", pd));
+  return impl_->mrs.RegisterWithKeys(pd, addr, len, acc, keys);
+}
 absl::Status Engine::DeregMr(uint32_t lkey) { return impl_->mrs.Deregister(lkey); }
 absl::StatusOr<uint32_t> Engine::CreateCq(uint32_t depth) { return impl_->CreateCq(depth); }
 absl::Status Engine::DestroyCq(uint32_t cq) { return impl_->DestroyCq(cq); }
-absl::StatusOr<uint32_t> Engine::CreateQp(const QpAttr& a) { return impl_->CreateQp(a); }
+absl::StatusOr<uint32_t> Engine::CreateQp(const QpAttr& a) { return impl_->CreateQp(a, 0); }
+absl::StatusOr<uint32_t> Engine::CreateQp(const QpAttr& a, uint32_t qpn) {
+  if (qpn == 0 || qpn >= kQpnSpace ||
+      (qpn & ((uint32_t{1} << impl_->cfg.qpn_tag_bits) - 1)) != impl_->cfg.qpn_tag) {
+    return absl::InvalidArgumentError(absl::StrCat("QP number ", qpn, " must be 1..", kQpnSpace - 1,
+                                                   " and end in this engine's tag ",
+                                                   impl_->cfg.qpn_tag));
+  }
+  if (impl_->qps.contains(qpn)) {
+    return absl::AlreadyExistsError(absl::StrCat("QP number ", qpn, " is in use"));
+  }
+  return impl_->CreateQp(a, qpn);
+}
 absl::Status Engine::DestroyQp(uint32_t qpn) { return impl_->DestroyQp(qpn); }
 absl::Status Engine::ConnectQp(uint32_t qpn, const PeerAddr& peer, uint32_t remote_qpn) {
   return impl_->ConnectQp(qpn, peer, remote_qpn);
@@ -297,7 +314,7 @@ uint32_t EngineImpl::NewQpn() {
   }
 }
 
-absl::StatusOr<uint32_t> EngineImpl::CreateQp(const QpAttr& a) {
+absl::StatusOr<uint32_t> EngineImpl::CreateQp(const QpAttr& a, uint32_t qpn) {
   if (qps.size() >= (kQpnSpace >> cfg.qpn_tag_bits) - 1) {
     return absl::ResourceExhaustedError("every QP number of this engine is in use");
   }
@@ -316,13 +333,13 @@ absl::StatusOr<uint32_t> EngineImpl::CreateQp(const QpAttr& a) {
     return absl::NotFoundError(absl::StrCat("no SRQ ", a.srq, " of this PD's owner"));
   }
   auto qp = std::make_unique<Qp>();
-  qp->qpn = NewQpn();
+  qp->qpn = qpn != 0 ? qpn : NewQpn();
   qp->attr = a;
   qp->state = QpState::kInit;
   if (!own_rq) srq->second.qps++;
   pd.qps++;
   qp->owner = pd.owner;
-  const uint32_t qpn = qp->qpn;
+  qpn = qp->qpn;
   qps[qpn] = std::move(qp);
   qp_cache.Fit(qps.size());
   return qpn;

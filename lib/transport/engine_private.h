@@ -434,7 +434,8 @@ class EngineImpl {
   absl::Status DeallocPd(uint32_t pd);
   absl::StatusOr<uint32_t> CreateCq(uint32_t depth);
   absl::Status DestroyCq(uint32_t cq);
-  absl::StatusOr<uint32_t> CreateQp(const QpAttr& attr);
+  /** @p qpn: the caller's number (checked), 0: NewQpn(). */
+  absl::StatusOr<uint32_t> CreateQp(const QpAttr& attr, uint32_t qpn);
   absl::Status DestroyQp(uint32_t qpn);
   absl::Status ConnectQp(uint32_t qpn, const PeerAddr& peer, uint32_t remote_qpn);
   absl::Status SetQpError(uint32_t qpn);

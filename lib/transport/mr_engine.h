@@ -396,11 +396,25 @@ class Engine {
   absl::Status DeallocPd(uint32_t pd);
   /** Registers [addr, addr+len) with @p access (access::*). */
   absl::StatusOr<MrInfo> RegMr(uint32_t pd, uint64_t addr, uint64_t len, uint32_t access);
+  /**
+   * RegMr() with the keys another engine's RegMr() returned for the same
+   * region: a daemon with several engines registers each region in all of
+   * them under one lkey and rkey. AlreadyExists when this engine uses the
+   * keys' slot.
+   */
+  absl::StatusOr<MrInfo> RegMr(uint32_t pd, uint64_t addr, uint64_t len, uint32_t access,
+                               const MrInfo& keys);
   absl::Status DeregMr(uint32_t lkey);
   absl::StatusOr<uint32_t> CreateCq(uint32_t depth);
   absl::Status DestroyCq(uint32_t cq);
   /** Returns the QP number (the stream id peers send to). */
   absl::StatusOr<uint32_t> CreateQp(const QpAttr& attr);
+  /**
+   * CreateQp() under QP number @p qpn, which the caller chose (a daemon that
+   * numbers QPs across its engines): non-zero, below kQpnSpace, ending in
+   * EngineConfig::qpn_tag, and not in use here (AlreadyExists).
+   */
+  absl::StatusOr<uint32_t> CreateQp(const QpAttr& attr, uint32_t qpn);
   absl::Status DestroyQp(uint32_t qpn);
   /**
    * Connects QP @p qpn to QP @p remote_qpn of the engine at @p peer. QPs of

@@ -28,6 +28,9 @@ class MrTable {
   explicit MrTable(SecureRng* rng) : rng_(rng) {}
 
   absl::StatusOr<MrInfo> Register(uint32_t pd, uint64_t addr, uint64_t len, uint32_t access);
+  /** Register() with the keys another table gave the same region; their slot must be free. */
+  absl::StatusOr<MrInfo> RegisterWithKeys(uint32_t pd, uint64_t addr, uint64_t len, uint32_t access,
+                                          const MrInfo& keys);
   absl::Status Deregister(uint32_t lkey);
   /** Regions still registered in @p pd. */
   uint32_t CountInPd(uint32_t pd) const;
@@ -57,6 +60,7 @@ class MrTable {
   }
 
  private:
+  static absl::Status Check(uint64_t addr, uint64_t len, uint32_t access);
   struct Region {
     bool valid = false;
     uint32_t pd = 0;

@@ -94,13 +94,17 @@ class LoopbackTest : public ::testing::Test {
     return got;
   }
 
-  // New QPs on both sides, connected to each other; a WRITE between them succeeds.
-  void ReconnectAndWrite() {
+  // New QPs on both sides (numbered @p qpns, 0: by the engine), connected to
+  // each other; a WRITE between them succeeds.
+  void ReconnectAndWrite(std::array<uint32_t, 2> qpns = {0, 0}) {
     for (int side = 0; side < 2; side++) {
       QpAttr qa;
       qa.pd = end_[side].pd;
       qa.send_cq = qa.recv_cq = end_[side].cq;
-      end_[side].qpn = *eng_->CreateQp(qa);
+      auto q = qpns[side] != 0 ? eng_->CreateQp(qa, qpns[side]) : eng_->CreateQp(qa);
+      ASSERT_TRUE(q.ok()) << q.status();
+      ASSERT_TRUE(qpns[side] == 0 || *q == qpns[side]);
+      end_[side].qpn = *q;
     }
     const PeerAddr self{LocalIp(), LocalMac(), wire::kDefaultUdpPort};
     ASSERT_TRUE(eng_->ConnectQp(end_[0].qpn, self, end_[1].qpn).ok());
@@ -232,6 +236,68 @@ TEST_F(LoopbackTest, QpNumbersCarryTheirTagAndFitIn24Bits) {
   bad.qpn_tag_bits = kMaxQpnTagBits + 1;
   bad.qpn_tag = 0;
   EXPECT_FALSE(Engine::Create(bad, &mem_).ok());
+}
+
+TEST_F(LoopbackTest, AQpTakesTheNumberItsCallerChose) {
+  EngineConfig cfg;
+  cfg.qpn_tag_bits = 4;
+  cfg.qpn_tag = 5;
+  eng_.reset();
+  Start(cfg);
+  QpAttr qa;
+  qa.pd = end_[0].pd;
+  qa.send_cq = qa.recv_cq = end_[0].cq;
+  for (const uint32_t bad : {0u, 0x1234u, kQpnSpace | 5u}) {
+    EXPECT_EQ(eng_->CreateQp(qa, bad).status().code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+  EXPECT_EQ(eng_->CreateQp(qa, end_[1].qpn).status().code(), absl::StatusCode::kAlreadyExists);
+  ReconnectAndWrite({0xabc5, 0xfffff5});
+  EXPECT_EQ(eng_->GetQpState(0xabc5), QpState::kReady);
+}
+
+TEST_F(LoopbackTest, ARegionReplicatedUnderAnotherEnginesKeysServesThem) {
+  // Another engine (another shard of the daemon) registered a region first:
+  // this one takes the region under the same keys, however its own table looks.
+  RecordingMemory mem2;
+  EngineConfig cfg;
+  cfg.local_ip = LocalIp();
+  auto other = Engine::Create(cfg, &mem2);
+  ASSERT_TRUE(other.ok()) << other.status();
+  const uint32_t pd2 = *(*other)->AllocPd(kOwnerB);
+  MrInfo keys;
+  for (int i = 0; i < 40; i++) keys = *(*other)->RegMr(pd2, 0x1000 * (i + 1), 0x1000, 0);
+  const MrInfo mine = end_[1].mr;
+  ASSERT_TRUE(eng_->DeregMr(mine.lkey).ok());
+  auto r = eng_->RegMr(end_[1].pd, Va(1, 0), kRegion, access::kAll, keys);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->lkey, keys.lkey);
+  EXPECT_EQ(r->rkey, keys.rkey);
+  EXPECT_EQ(eng_->RegMr(end_[1].pd, Va(1, 0), kRegion, access::kAll, keys).status().code(),
+            absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(eng_->RegMr(end_[1].pd, Va(1, 0), kRegion, access::kAll, MrInfo{keys.lkey & 0xffff, 0})
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+  // The slots skipped over serve plain registrations, none of them the taken one.
+  for (int i = 0; i < 60; i++) {
+    auto m = eng_->RegMr(end_[0].pd, Va(0, 0), 64, 0);
+    ASSERT_TRUE(m.ok()) << m.status();
+    EXPECT_NE(m->lkey & 0xffff, keys.lkey & 0xffff);
+  }
+  // Remote peers reach the region by the replicated rkey, and only by it.
+  end_[1].mr = *r;
+  for (size_t i = 0; i < 60'000; i++) end_[0].buf[i] = static_cast<uint8_t>(i * 5 + 1);
+  ASSERT_TRUE(eng_->PostSend(now_, end_[0].qpn, Wr(Opcode::kWrite, 60'000, 1)).ok());
+  std::vector<Completion> c = Run(0, 1);
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].status, WcStatus::kSuccess) << WcStatusName(c[0].status);
+  EXPECT_EQ(std::memcmp(end_[1].buf.data() + 64 * 1024, end_[0].buf.data(), 60'000), 0);
+  SendWr stale = Wr(Opcode::kWrite, 100, 2);
+  stale.rkey = mine.rkey;
+  ASSERT_TRUE(eng_->PostSend(now_, end_[0].qpn, stale).ok());
+  c = Run(0, 1);
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].status, WcStatus::kRemAccessErr) << WcStatusName(c[0].status);
 }
 
 TEST_F(LoopbackTest, ReadyCqsListEachCqWithNewCompletionsOnce) {
