@@ -17,6 +17,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -225,17 +226,24 @@ void Server::Handle(App* app) {
                static_cast<unsigned long long>(app->id), req.abi_version, ipc::kAbiVersion);
         status = EPROTONOSUPPORT;
       } else {
-        auto seg = Segment::Create("metaroce-app", ipc::kAppSegmentBytes);
+        const auto lanes = static_cast<uint32_t>(shards_.size());
+        auto seg = Segment::Create("metaroce-app", ipc::AppSegmentBytes(lanes));
         const int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        const int kick = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (!seg.ok() || efd < 0 || kick < 0) {
+        std::vector<int> kicks;
+        for (uint32_t l = 0; l < lanes; l++)
+          kicks.push_back(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+        const bool kicks_ok = std::ranges::none_of(kicks, [](int fd) { return fd < 0; });
+        if (!seg.ok() || efd < 0 || !kicks_ok) {
           if (efd >= 0) close(efd);
-          if (kick >= 0) close(kick);
+          for (const int fd : kicks) {
+            if (fd >= 0) close(fd);
+          }
           status = ENOMEM;
         } else {
           app->seg = std::move(*seg);
+          app->lanes = lanes;
           app->async_efd = efd;
-          app->kick_efd = kick;
+          app->kick_efds = std::move(kicks);
           app->mem = std::make_unique<AppMemory>(app->pid);
           ShardService* sh = shards_[app->shard];
           sh->RunOnShard([&] { sh->AttachApp(app); });
@@ -268,9 +276,11 @@ void Server::Handle(App* app) {
           rep.max_qp_rd_atom = 64;
           rep.max_comp_channels = cfg_.limits.max_comp_channels;
           rep.max_srq = cfg_.limits.max_srqs;
+          rep.lanes = lanes;
           reply.resize(sizeof(rep));
           std::memcpy(reply.data(), &rep, sizeof(rep));
-          reply_fds = {app->seg->fd(), app->async_efd, app->kick_efd};
+          reply_fds = {app->seg->fd(), app->async_efd};
+          reply_fds.insert(reply_fds.end(), app->kick_efds.begin(), app->kick_efds.end());
         }
       }
     }

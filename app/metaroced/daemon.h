@@ -217,12 +217,17 @@ struct CqObj {
   uint32_t engine_cq = 0;
   std::unique_ptr<Segment> seg;
   uint32_t depth = 0;
-  uint32_t prod = 0;  ///< entries written (the daemon's own copy)
+  uint32_t lanes = 0;
+  uint32_t prod = 0;  ///< entries written into this shard's lane (the daemon's own copy)
   uint32_t channel = 0;
   uint32_t users = 0;    ///< QPs completing into it
   bool backlog = false;  ///< completions wait in the engine for room in the ring
   bool overflowed = false;
   ipc::CqSegment* head() const { return seg->at<ipc::CqSegment>(); }
+  ipc::CqLane* lane(uint32_t l) const { return ipc::LaneOf(head(), l); }
+  ipc::CqEntry* ring(uint32_t l) const {
+    return seg->at<ipc::CqEntry>(ipc::CqEntriesOffset(depth, lanes, l));
+  }
 };
 
 struct QpObj {
@@ -297,10 +302,13 @@ struct App {
   int pidfd = -1;  ///< readable once the process is gone (even if a child kept the socket)
   uint16_t shard = 0;
   std::unique_ptr<Segment> seg;  ///< ipc::AppSegment
+  uint32_t lanes = 0;            ///< of its segments: the daemon's shards
   int async_efd = -1;
-  /** Written by the application to wake its sleeping shard; its own, so it can only miss its own.
+  /**
+   * Per lane, written by the application to wake the lane's sleeping shard;
+   * its own, so it can only miss its own.
    */
-  int kick_efd = -1;
+  std::vector<int> kick_efds;
   std::unique_ptr<AppMemory> mem;
   HandleTable<PdObj> pds;
   HandleTable<MrObj> mrs;
@@ -309,14 +317,15 @@ struct App {
   HandleTable<QpObj> qps;
   HandleTable<SrqObj> srqs;
   uint64_t mr_bytes = 0;
-  uint32_t db_cons = 0;
-  uint32_t async_prod = 0;
-  bool corrupt = false;  ///< it broke its rings: detached at the next chance
+  uint32_t db_cons = 0;     ///< of its shard's lane
+  uint32_t async_prod = 0;  ///< of its shard's lane
+  bool corrupt = false;     ///< it broke its rings: detached at the next chance
   // Counters (telemetry).
   uint64_t wrs_posted = 0, recvs_posted = 0, completions = 0, bad_entries = 0;
   /** Handles of the QPs and SRQs marked stalled: an iteration retries these, not every object. */
   std::vector<uint32_t> stalled_qps, stalled_srqs;
   ipc::AppSegment* head() const { return seg->at<ipc::AppSegment>(); }
+  ipc::AppLane* lane(uint32_t l) const { return ipc::LaneOf(head(), l); }
   ~App();
 };
 

@@ -194,10 +194,10 @@ void ShardService::MaybeSleep(bool did_work) {
 }
 
 void ShardService::WaitForEvents(int rx_fd, transport::TimeNs timeout_ns) {
-  for (App* app : apps_) app->head()->shard_asleep.v.store(1, std::memory_order_seq_cst);
+  for (App* app : apps_) app->lane(index_)->shard_asleep.v.store(1, std::memory_order_seq_cst);
   bool pending = has_work_.load(std::memory_order_seq_cst);
   for (App* app : apps_) {
-    pending |= app->head()->db_prod.v.load(std::memory_order_seq_cst) != app->db_cons;
+    pending |= app->lane(index_)->db_prod.v.load(std::memory_order_seq_cst) != app->db_cons;
   }
   if (!pending) {
     // The port, the shard's own kick (handed-over work) and each
@@ -205,7 +205,7 @@ void ShardService::WaitForEvents(int rx_fd, transport::TimeNs timeout_ns) {
     wait_fds_.clear();
     wait_fds_.push_back({rx_fd, POLLIN, 0});
     wait_fds_.push_back({kick_fd_, POLLIN, 0});
-    for (const App* app : apps_) wait_fds_.push_back({app->kick_efd, POLLIN, 0});
+    for (const App* app : apps_) wait_fds_.push_back({app->kick_efds[index_], POLLIN, 0});
     const timespec ts = Timespec(timeout_ns);
     if (ppoll(wait_fds_.data(), wait_fds_.size(), &ts, nullptr) > 0) {
       for (size_t i = 1; i < wait_fds_.size(); i++) {
@@ -216,7 +216,7 @@ void ShardService::WaitForEvents(int rx_fd, transport::TimeNs timeout_ns) {
       }
     }
   }
-  for (App* app : apps_) app->head()->shard_asleep.v.store(0, std::memory_order_relaxed);
+  for (App* app : apps_) app->lane(index_)->shard_asleep.v.store(0, std::memory_order_relaxed);
   idle_iterations_ = 0;
 }
 
@@ -267,7 +267,7 @@ void ShardService::LogState() {
 }
 
 uint32_t ShardService::PollApp(App* app) {
-  ipc::AppSegment* s = app->head();
+  ipc::AppLane* s = app->lane(index_);
   const uint32_t prod = s->db_prod.v.load(std::memory_order_acquire);
   const uint32_t n = prod - app->db_cons;
   if (n > ipc::kDoorbellSlots) {
@@ -405,12 +405,12 @@ void ShardService::DrainSq(App* app, QpObj* qp) {
         ce.wr_id = e.wr_id;
         ce.status = qp->error ? IBV_WC_WR_FLUSH_ERR : IBV_WC_LOC_QP_OP_ERR;
         ce.qp_num = qp->qpn;
-        ipc::CqSegment* ch = cq->head();
-        const uint32_t cons = ch->cons.v.load(std::memory_order_acquire);
+        ipc::CqLane* lane = cq->lane(index_);
+        const uint32_t cons = lane->cons.v.load(std::memory_order_acquire);
         if (cq->prod - cons < cq->depth) {
-          cq->seg->at<ipc::CqEntry>(ipc::kCqEntriesOffset)[cq->prod & (cq->depth - 1)] = ce;
+          cq->ring(index_)[cq->prod & (cq->depth - 1)] = ce;
           cq->prod++;
-          ch->prod.v.store(cq->prod, std::memory_order_release);
+          lane->prod.v.store(cq->prod, std::memory_order_release);
         }
       }
       FailQp(app, qp);
@@ -462,10 +462,11 @@ void ShardService::DrainRq(App* app, QpObj* qp) {
 
 uint32_t ShardService::MoveCompletions(App* app, CqObj* cq) {
   ipc::CqSegment* h = cq->head();
-  ipc::CqEntry* ring = cq->seg->at<ipc::CqEntry>(ipc::kCqEntriesOffset);
+  ipc::CqLane* lane = cq->lane(index_);
+  ipc::CqEntry* ring = cq->ring(index_);
   // The application's consumer index is untrusted: a value ahead of what was
   // written (or too far behind) leaves no room, so nothing is overwritten.
-  const uint32_t cons = h->cons.v.load(std::memory_order_acquire);
+  const uint32_t cons = lane->cons.v.load(std::memory_order_acquire);
   const uint32_t used = cq->prod - cons;
   uint32_t room = used <= cq->depth ? cq->depth - used : 0;
   std::array<Completion, 32> c;
@@ -521,7 +522,7 @@ uint32_t ShardService::MoveCompletions(App* app, CqObj* cq) {
   if (written == 0) return 0;
   app->completions += written;
   // seq_cst, as ibv_req_notify_cq's store of arm: see lib/verbs/cq.cc.
-  h->prod.v.store(cq->prod, std::memory_order_seq_cst);
+  lane->prod.v.store(cq->prod, std::memory_order_seq_cst);
   if (h->arm.v.load(std::memory_order_seq_cst) != 0 && h->arm.v.exchange(0) != 0) {
     h->events.v.fetch_add(1, std::memory_order_release);
     if (ChannelObj* ch = app->channels.Get(cq->channel)) Signal(ch->efd);
@@ -530,7 +531,7 @@ uint32_t ShardService::MoveCompletions(App* app, CqObj* cq) {
 }
 
 void ShardService::DeliverAsync(App* app, uint32_t type, uint32_t handle) {
-  ipc::AppSegment* s = app->head();
+  ipc::AppLane* s = app->lane(index_);
   const uint32_t cons = s->async_cons.v.load(std::memory_order_acquire);
   if (app->async_prod - cons >= ipc::kAsyncSlots) return;  // the application is not reading them
   s->async[app->async_prod & (ipc::kAsyncSlots - 1)] = ipc::AsyncEntry{type, handle};

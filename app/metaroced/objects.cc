@@ -34,7 +34,7 @@ transport::TimeNs RnrTimerNs(uint8_t code) {
 
 App::~App() {
   if (async_efd >= 0) close(async_efd);
-  if (kick_efd >= 0) close(kick_efd);
+  for (const int fd : kick_efds) close(fd);
 }
 
 ChannelObj::~ChannelObj() {
@@ -150,7 +150,7 @@ int ShardService::Execute(App* app, ipc::Op op, const uint8_t* body, size_t len,
       if (app->cqs.size() >= lim.max_cqs) return ENOMEM;
       if (r.channel != 0 && app->channels.Get(r.channel) == nullptr) return EINVAL;
       const uint32_t depth = ipc::RingDepth(r.depth);
-      auto seg = Segment::Create("metaroce-cq", ipc::CqSegmentBytes(depth));
+      auto seg = Segment::Create("metaroce-cq", ipc::CqSegmentBytes(depth, app->lanes));
       if (!seg.ok()) return ENOMEM;
       auto cq = engine().CreateCq(depth);
       if (!cq.ok()) return ErrnoOf(cq.status());
@@ -158,6 +158,7 @@ int ShardService::Execute(App* app, ipc::Op op, const uint8_t* body, size_t len,
       o->engine_cq = *cq;
       o->seg = std::move(*seg);
       o->depth = depth;
+      o->lanes = app->lanes;
       o->channel = r.channel;
       const int seg_fd = o->seg->fd();
       const uint64_t seg_bytes = o->seg->bytes();
@@ -378,6 +379,7 @@ int ShardService::CreateQp(App* app, const ipc::CreateQpReq& r, std::vector<uint
   rep.max_send_sge = qp->max_send_sge;
   rep.max_recv_sge = qp->max_recv_sge;
   rep.max_inline = r.max_inline;
+  rep.lane = index_;
   rep.segment_bytes = qp->seg->bytes();
   Reply(reply, rep);
   fds->push_back(qp->seg->fd());

@@ -49,7 +49,8 @@ int ShardService::ExecuteSrq(App* app, ipc::Op op, const uint8_t* body, size_t l
       srq->handle = handle;
       pd->users++;
       srq_owner_[*id] = Owner{app, handle};
-      Reply(reply, ipc::CreateSrqRep{handle, depth, r.max_wr, r.max_sge, srq->seg->bytes()});
+      Reply(reply,
+            ipc::CreateSrqRep{handle, depth, r.max_wr, r.max_sge, srq->seg->bytes(), index_, 0});
       reply_fds->push_back(srq->seg->fd());
       return 0;
     }

@@ -30,15 +30,17 @@
 namespace metaroce::ipc {
 
 /** Bumped whenever anything in this header or mr_ipc_ring.h changes layout or meaning. */
-inline constexpr uint32_t kAbiVersion = 4;
+inline constexpr uint32_t kAbiVersion = 5;
 /** Where the daemon listens unless told otherwise (config `socket`, env METAROCE_SOCKET). */
 inline constexpr char kDefaultSocketPath[] = "/run/metaroce/metaroced.sock";
 /** Environment variable that overrides the socket path for applications. */
 inline constexpr char kSocketEnv[] = "METAROCE_SOCKET";
 /** Largest control datagram either side sends. */
 inline constexpr size_t kMaxCtlBytes = 512;
-/** Most descriptors one datagram carries. */
-inline constexpr int kMaxCtlFds = 3;
+/** Most lanes a segment has (mr_ipc_ring.h): one per shard of the daemon (runtime::kMaxShards). */
+inline constexpr uint32_t kMaxLanes = 16;
+/** Most descriptors one datagram carries (kHello's: two, then one per lane). */
+inline constexpr int kMaxCtlFds = 2 + kMaxLanes;
 /** Length of the device name (ibv_get_device_name), with its NUL. */
 inline constexpr size_t kDeviceNameBytes = 16;
 
@@ -46,7 +48,7 @@ inline constexpr size_t kDeviceNameBytes = 16;
 enum class Op : uint16_t {
   /**
    * First message: versions, limits. Reply fds: [app segment, async-event
-   * eventfd, the application's kick eventfd (AppSegment::shard_asleep)].
+   * eventfd, then each lane's kick eventfd (AppLane::shard_asleep)].
    */
   kHello = 1,
   kAllocPd = 2,             ///< -> handle
@@ -116,8 +118,10 @@ struct HelloRep {
   uint32_t max_comp_channels = 0;
   uint32_t link_speed_mbps = 0;  ///< 0: unknown
   uint32_t max_srq = 0;          ///< SRQs per application (max_srq_wr is max_qp_wr)
+  uint32_t lanes = 0;            ///< lanes of every segment: the daemon's shards, 1..kMaxLanes
+  uint32_t reserved = 0;
 };
-static_assert(sizeof(HelloRep) == 120);
+static_assert(sizeof(HelloRep) == 128);
 
 /** How the daemon reaches a region's bytes. */
 enum class MrMemory : uint32_t {
@@ -184,7 +188,7 @@ struct CreateQpRep {
   uint32_t max_send_sge = 0;
   uint32_t max_recv_sge = 0;
   uint32_t max_inline = 0;
-  uint32_t reserved = 0;
+  uint32_t lane = 0;  ///< the shard holding the QP: its doorbells go to this lane
   uint64_t segment_bytes = 0;
 };
 static_assert(sizeof(CreateQpRep) == 48);
@@ -237,8 +241,10 @@ struct CreateSrqRep {
   uint32_t max_wr = 0;   ///< granted (written back into ibv_srq_init_attr.attr)
   uint32_t max_sge = 0;  ///< granted
   uint64_t segment_bytes = 0;
+  uint32_t lane = 0;  ///< the shard holding the SRQ: its doorbells go to this lane
+  uint32_t reserved = 0;
 };
-static_assert(sizeof(CreateSrqRep) == 24);
+static_assert(sizeof(CreateSrqRep) == 32);
 
 /** ibv_modify_srq with IBV_SRQ_LIMIT: the event fires once the SRQ holds fewer receives. */
 struct ModifySrqReq {

@@ -9,6 +9,12 @@
  * the QP segment (send and receive rings), computed the same way on both
  * sides from the depths of the create reply.
  *
+ * Lanes: a daemon runs several shards (threads), and each ring the daemon
+ * drains (doorbells) or fills (completions, async events) has one lane per
+ * shard, so every lane keeps one producer and one consumer: a shard drains
+ * and fills only its own lanes, the shim polls all of them. The number of
+ * lanes is HelloRep::lanes.
+ *
  * Every ring is single producer / single consumer with free-running 32-bit
  * indices, each on its own cache line; an entry is written before the
  * producer index is published (release) and read after it is seen (acquire).
@@ -25,6 +31,8 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+
+#include "mr_ipc.h"
 
 namespace metaroce::ipc {
 
@@ -44,8 +52,8 @@ constexpr uint32_t RingDepth(uint32_t n) {
   return d;
 }
 /**
- * Doorbell slots: at most one outstanding per ring (two per QP, one per SRQ),
- * so the ring never fills; a power of two, as every ring.
+ * Doorbell slots of a lane: at most one outstanding per ring (two per QP,
+ * one per SRQ), so the ring never fills; a power of two, as every ring.
  */
 inline constexpr uint32_t kDoorbellSlots = RingDepth(2 * kMaxQpsPerApp + kMaxSrqsPerApp);
 /** Async events the daemon can have queued for one application (older ones are dropped). */
@@ -127,18 +135,19 @@ struct AsyncEntry {
 };
 static_assert(sizeof(AsyncEntry) == 8);
 
-/** Head of the application segment (kHello's reply fd). */
-struct AppSegment {
+/**
+ * One shard's lane of the application segment: the doorbells of the QPs and
+ * SRQs that shard holds (CreateQpRep::lane), and the async events it raises.
+ */
+struct AppLane {
   RingIndex db_prod;     ///< application
   RingIndex db_cons;     ///< daemon
   RingIndex async_prod;  ///< daemon
   RingIndex async_cons;  ///< application
-  /** Daemon: 1 once it is shutting down (the socket's EOF tells the same when it dies). */
-  RingIndex daemon_gone;
   /**
-   * Daemon: 1 while the application's shard sleeps until something happens.
-   * After publishing a doorbell (seq_cst) the application reads it (seq_cst)
-   * and, if set, writes the kick eventfd; the shard sets it (seq_cst) before
+   * Daemon: 1 while the lane's shard sleeps until something happens. After
+   * publishing a doorbell (seq_cst) the application reads it (seq_cst) and,
+   * if set, writes the lane's kick eventfd; the shard sets it (seq_cst) before
    * it looks at the doorbell rings a last time and sleeps, so one of the two
    * always sees the other.
    */
@@ -147,19 +156,29 @@ struct AppSegment {
   AsyncEntry async[kAsyncSlots];
 };
 
-/** Head of a CQ segment; depth CqEntry follow at cq_entries_offset. */
+/** Head of the application segment (kHello's reply fd); HelloRep::lanes AppLane follow. */
+struct AppSegment {
+  /** Daemon: 1 once it is shutting down (the socket's EOF tells the same when it dies). */
+  RingIndex daemon_gone;
+};
+
+/** Head of a CQ segment; its lanes' indices, then each lane's depth CqEntry, follow. */
 struct CqSegment {
-  RingIndex prod;  ///< daemon
-  RingIndex cons;  ///< application
   /**
    * Application: 1 = signal the channel on the next completion, 2 = on the
-   * next solicited one (ibv_req_notify_cq); the daemon clears it when it signals.
+   * next solicited one (ibv_req_notify_cq); the daemon clears it when it
+   * signals (an exchange: one shard signals each arming).
    */
   RingIndex arm;
   RingIndex events;    ///< daemon: completion events signalled so far (ibv_get_cq_event)
-  RingIndex overflow;  ///< daemon: 1 once a completion found the ring full (CQ in error)
+  RingIndex overflow;  ///< daemon: 1 once a completion found its lane full (CQ in error)
 };
-inline constexpr size_t kCqEntriesOffset = sizeof(CqSegment);
+
+/** One shard's lane of a CQ: completions of the QPs it holds. */
+struct CqLane {
+  RingIndex prod;  ///< daemon
+  RingIndex cons;  ///< application
+};
 
 /**
  * Head of an SRQ segment; depth RqEntry follow at kSrqEntriesOffset. The
@@ -190,9 +209,15 @@ inline constexpr size_t kSqOffset = sizeof(QpSegment);
 
 constexpr size_t RoundUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
-/** Bytes of a CQ segment of @p depth entries. */
-constexpr size_t CqSegmentBytes(uint32_t depth) {
-  return RoundUp(kCqEntriesOffset + size_t{depth} * sizeof(CqEntry), 4096);
+/** Lane @p lane's indices in a CQ segment. */
+constexpr size_t CqLaneOffset(uint32_t lane) { return sizeof(CqSegment) + lane * sizeof(CqLane); }
+/** Lane @p lane's entries in a CQ segment of @p lanes lanes of @p depth entries. */
+constexpr size_t CqEntriesOffset(uint32_t depth, uint32_t lanes, uint32_t lane) {
+  return CqLaneOffset(lanes) + size_t{lane} * depth * sizeof(CqEntry);
+}
+/** Bytes of a CQ segment of @p lanes lanes of @p depth entries. */
+constexpr size_t CqSegmentBytes(uint32_t depth, uint32_t lanes) {
+  return RoundUp(CqEntriesOffset(depth, lanes, lanes), 4096);
 }
 /** Offset of the receive ring in a QP segment with @p sq_depth send entries. */
 constexpr size_t RqOffset(uint32_t sq_depth) {
@@ -206,7 +231,20 @@ constexpr size_t QpSegmentBytes(uint32_t sq_depth, uint32_t rq_depth) {
 constexpr size_t SrqSegmentBytes(uint32_t depth) {
   return RoundUp(kSrqEntriesOffset + size_t{depth} * sizeof(RqEntry), 4096);
 }
-inline constexpr size_t kAppSegmentBytes = RoundUp(sizeof(AppSegment), 4096);
+/** Lane @p lane of the application segment. */
+constexpr size_t AppLaneOffset(uint32_t lane) {
+  return sizeof(AppSegment) + size_t{lane} * sizeof(AppLane);
+}
+/** Bytes of the application segment of @p lanes lanes. */
+constexpr size_t AppSegmentBytes(uint32_t lanes) { return RoundUp(AppLaneOffset(lanes), 4096); }
+
+/** Lane @p lane of the segment at @p seg (lane below the segment's lanes). */
+inline AppLane* LaneOf(AppSegment* seg, uint32_t lane) {
+  return reinterpret_cast<AppLane*>(reinterpret_cast<uint8_t*>(seg) + AppLaneOffset(lane));
+}
+inline CqLane* LaneOf(CqSegment* seg, uint32_t lane) {
+  return reinterpret_cast<CqLane*>(reinterpret_cast<uint8_t*>(seg) + CqLaneOffset(lane));
+}
 
 }  // namespace metaroce::ipc
 

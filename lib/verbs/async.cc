@@ -50,16 +50,25 @@ T* Lookup(Context* c, const std::unordered_map<uint32_t, T*>& objs, uint32_t han
   return it != objs.end() ? it->second : nullptr;
 }
 
+// The next event of any lane into @p e (async_mu held).
+bool NextEntry(Context* c, ipc::AsyncEntry* e) {
+  for (uint32_t l = 0; l < c->lanes; l++) {
+    ipc::AppLane* lane = c->lane(l);
+    const uint32_t prod = lane->async_prod.v.load(std::memory_order_acquire);
+    uint32_t cons = lane->async_cons.v.load(std::memory_order_relaxed);
+    if (prod == cons) continue;
+    if (prod - cons > ipc::kAsyncSlots) cons = prod - ipc::kAsyncSlots;  // overwritten: skip
+    *e = lane->async[cons & (ipc::kAsyncSlots - 1)];
+    lane->async_cons.v.store(cons + 1, std::memory_order_release);
+    return true;
+  }
+  return false;
+}
+
 // One event into @p ev if there is one (async_mu held).
 bool TakeEvent(Context* c, ibv_async_event* ev) {
-  ipc::AppSegment* app = c->app;
-  for (;;) {
-    const uint32_t prod = app->async_prod.v.load(std::memory_order_acquire);
-    uint32_t cons = app->async_cons.v.load(std::memory_order_relaxed);
-    if (prod == cons) break;
-    if (prod - cons > ipc::kAsyncSlots) cons = prod - ipc::kAsyncSlots;  // overwritten: skip
-    const ipc::AsyncEntry e = app->async[cons & (ipc::kAsyncSlots - 1)];
-    app->async_cons.v.store(cons + 1, std::memory_order_release);
+  ipc::AsyncEntry e;
+  while (NextEntry(c, &e)) {
     ev->event_type = static_cast<ibv_event_type>(e.event_type);
     switch (ElementOf(e.event_type)) {
       case Element::kQp: {

@@ -23,13 +23,33 @@ namespace {
 // Empty polls between two checks of the daemon (a syscall).
 constexpr uint32_t kDeadCheckEvery = 1024;
 
-// Entries ready in @p cq (cq->mu held); -1 when the ring is corrupt.
-int64_t Ready(Cq* cq) {
-  const uint32_t prod = cq->seg->prod.v.load(std::memory_order_acquire);
-  const uint32_t n = prod - cq->cons;
+// Entries ready in lane @p l of @p cq (cq->mu held); -1 when the lane is corrupt.
+int64_t Ready(const Cq* cq, const CqLaneView& l) {
+  const uint32_t prod = l.idx->prod.v.load(std::memory_order_acquire);
+  const uint32_t n = prod - l.cons;
   if (n > cq->depth) return -1;
   return n;
 }
+
+// The next lane from cq->next_lane on with entries ready, taking its turn
+// (cq->mu held); nullptr with *ready 0 when every lane is empty, -1 when one
+// is corrupt.
+CqLaneView* ReadyLane(Cq* cq, int64_t* ready) {
+  for (uint32_t i = 0; i < cq->lanes; i++) {
+    const uint32_t at =
+        cq->next_lane + i < cq->lanes ? cq->next_lane + i : cq->next_lane + i - cq->lanes;
+    CqLaneView& l = cq->lane[at];
+    *ready = Ready(cq, l);
+    if (*ready == 0) continue;
+    cq->next_lane = at + 1 < cq->lanes ? at + 1 : 0;
+    return *ready < 0 ? nullptr : &l;
+  }
+  *ready = 0;
+  return nullptr;
+}
+
+// Gives back @p l's entries up to its cons.
+void Consumed(CqLaneView* l) { l->idx->cons.v.store(l->cons, std::memory_order_release); }
 
 // Called with nothing to return: -1 once the daemon is gone (or the ring is
 // unusable), else 0.
@@ -60,48 +80,55 @@ void ToWc(const ipc::CqEntry& e, ibv_wc* wc) {
 
 Cq* ExCq(ibv_cq_ex* cq) { return reinterpret_cast<Cq*>(cq); }
 
-void SetCurrent(Cq* cq) {
-  cq->cur = &cq->entries[cq->cons & (cq->depth - 1)];
+void SetCurrent(Cq* cq, CqLaneView* l) {
+  cq->cur_lane = l;
+  cq->cur = &l->entries[l->cons & (cq->depth - 1)];
   cq->cqx.wr_id = cq->cur->wr_id;
   cq->cqx.status = static_cast<ibv_wc_status>(cq->cur->status);
+}
+
+// Makes the next ready entry current: 0, ENOENT (none) or EIO.
+int TakeCurrent(Cq* cq) {
+  int64_t n = 0;
+  CqLaneView* l = ReadyLane(cq, &n);
+  if (l == nullptr) {
+    cq->cur = nullptr;
+    return n < 0 ? EIO : ENOENT;
+  }
+  SetCurrent(cq, l);
+  return 0;
+}
+
+// The current entry is consumed.
+void Advance(Cq* cq) {
+  cq->cur_lane->cons++;
+  Consumed(cq->cur_lane);
+  cq->cur = nullptr;
 }
 
 int StartPoll(ibv_cq_ex* cqx, ibv_poll_cq_attr* attr) {
   Cq* cq = ExCq(cqx);
   if (attr != nullptr && attr->comp_mask != 0) return EINVAL;
   cq->mu.lock();
-  const int64_t n = Ready(cq);
-  if (n <= 0) {
-    const int err = n < 0 || EmptyResult(cq) != 0 ? EIO : ENOENT;
+  int err = TakeCurrent(cq);
+  if (err == ENOENT && EmptyResult(cq) != 0) err = EIO;
+  if (err != 0) {
     cq->mu.unlock();
     return err;
   }
   cq->empty_polls = 0;
-  SetCurrent(cq);
   return 0;
 }
 
 int NextPoll(ibv_cq_ex* cqx) {
   Cq* cq = ExCq(cqx);
-  cq->cons++;
-  cq->seg->cons.v.store(cq->cons, std::memory_order_release);
-  const int64_t n = Ready(cq);
-  if (n < 0) return EIO;
-  if (n == 0) {
-    cq->cur = nullptr;
-    return ENOENT;
-  }
-  SetCurrent(cq);
-  return 0;
+  Advance(cq);
+  return TakeCurrent(cq);
 }
 
 void EndPoll(ibv_cq_ex* cqx) {
   Cq* cq = ExCq(cqx);
-  if (cq->cur != nullptr) {
-    cq->cons++;
-    cq->cur = nullptr;
-  }
-  cq->seg->cons.v.store(cq->cons, std::memory_order_release);
+  if (cq->cur != nullptr) Advance(cq);
   cq->mu.unlock();
 }
 
@@ -150,7 +177,7 @@ Cq* NewCq(ibv_context* context, uint32_t cqe, void* cq_context, ibv_comp_channel
   }
   const bool sane = rep.depth >= cqe && rep.depth <= ipc::kMaxRingDepth &&
                     (rep.depth & (rep.depth - 1)) == 0 &&
-                    rep.segment_bytes == ipc::CqSegmentBytes(rep.depth);
+                    rep.segment_bytes == ipc::CqSegmentBytes(rep.depth, c->lanes);
   void* seg = sane ? MapSegment(fd, rep.segment_bytes) : nullptr;
   if (!sane) close(fd);
   if (seg == nullptr) {
@@ -164,8 +191,14 @@ Cq* NewCq(ibv_context* context, uint32_t cqe, void* cq_context, ibv_comp_channel
   cq->depth = rep.depth;
   cq->seg = static_cast<ipc::CqSegment*>(seg);
   cq->seg_bytes = rep.segment_bytes;
-  cq->entries = reinterpret_cast<ipc::CqEntry*>(static_cast<char*>(seg) + ipc::kCqEntriesOffset);
-  cq->cons = cq->seg->cons.v.load(std::memory_order_relaxed);
+  cq->lanes = c->lanes;
+  for (uint32_t l = 0; l < c->lanes; l++) {
+    CqLaneView& v = cq->lane[l];
+    v.idx = ipc::LaneOf(cq->seg, l);
+    v.entries = reinterpret_cast<ipc::CqEntry*>(static_cast<char*>(seg) +
+                                                ipc::CqEntriesOffset(rep.depth, c->lanes, l));
+    v.cons = v.idx->cons.v.load(std::memory_order_relaxed);
+  }
   cq->events_seen = cq->seg->events.v.load(std::memory_order_relaxed);
   cq->channel = ch;
   ibv_cq_ex& x = cq->cqx;
@@ -191,15 +224,21 @@ Cq* NewCq(ibv_context* context, uint32_t cqe, void* cq_context, ibv_comp_channel
 int PollCq(ibv_cq* ibcq, int n, ibv_wc* wc) {
   Cq* cq = ToCq(ibcq);
   std::lock_guard<std::mutex> lock(cq->mu);
-  const int64_t ready = Ready(cq);
-  if (ready < 0) return -1;
-  if (ready == 0 || n <= 0) return ready == 0 ? EmptyResult(cq) : 0;
-  const int k = static_cast<int>(std::min<int64_t>(ready, n));
-  for (int i = 0; i < k; i++) ToWc(cq->entries[(cq->cons + i) & (cq->depth - 1)], &wc[i]);
-  cq->cons += k;
-  cq->seg->cons.v.store(cq->cons, std::memory_order_release);
+  int got = 0;
+  while (got < n) {
+    int64_t ready = 0;
+    CqLaneView* l = ReadyLane(cq, &ready);
+    if (ready < 0) return -1;
+    if (l == nullptr) break;
+    const int k = static_cast<int>(std::min<int64_t>(ready, n - got));
+    for (int i = 0; i < k; i++) ToWc(l->entries[(l->cons + i) & (cq->depth - 1)], &wc[got + i]);
+    l->cons += k;
+    Consumed(l);
+    got += k;
+  }
+  if (got == 0) return n <= 0 ? 0 : EmptyResult(cq);
   cq->empty_polls = 0;
-  return k;
+  return got;
 }
 
 int ReqNotifyCq(ibv_cq* ibcq, int solicited_only) {

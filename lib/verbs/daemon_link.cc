@@ -124,7 +124,8 @@ int OpenSession(int* sock_out, ipc::HelloRep* rep, int* fds, int* nfds) {
 int Request(Context* c, ipc::Op op, const void* req, size_t req_len, void* rep, size_t rep_len,
             const int* fds_in, int nfds_in, int* fds_out, int want_fds) {
   alignas(8) char buf[ipc::kMaxCtlBytes];
-  int fds[ipc::kMaxCtlFds] = {-1, -1, -1};
+  int fds[ipc::kMaxCtlFds];
+  std::fill(std::begin(fds), std::end(fds), -1);
   int nfds = 0;
   ssize_t n;
   {

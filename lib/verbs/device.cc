@@ -163,9 +163,11 @@ int GidEntry(ibv_context* ctx, uint32_t port, uint32_t index, ibv_gid_entry* e) 
 }
 
 int CloseContext(Context* c) {
-  if (c->app != nullptr) munmap(c->app, ipc::kAppSegmentBytes);
+  if (c->app != nullptr) munmap(c->app, ipc::AppSegmentBytes(c->lanes));
   if (c->vctx.context.async_fd >= 0) close(c->vctx.context.async_fd);
-  if (c->kick_fd >= 0) close(c->kick_fd);
+  for (const int fd : c->kick_fd) {
+    if (fd >= 0) close(fd);
+  }
   if (c->sock >= 0) close(c->sock);
   pthread_mutex_destroy(&c->vctx.context.mutex);
   delete c;
@@ -239,10 +241,14 @@ ibv_context* ibv_open_device(ibv_device* device) {
   c->dev = d;
   ibv_context& ctx = c->vctx.context;
   ctx.async_fd = -1;
-  int fds[ipc::kMaxCtlFds] = {-1, -1, -1};
+  std::fill(std::begin(c->kick_fd), std::end(c->kick_fd), -1);
+  int fds[ipc::kMaxCtlFds];
+  std::fill(std::begin(fds), std::end(fds), -1);
   int nfds = 0;
   int err = OpenSession(&c->sock, &c->hello, fds, &nfds);
-  if (err == 0 && nfds < 1) err = EPROTO;
+  if (err == 0 && (nfds < 1 || c->hello.lanes < 1 || c->hello.lanes > ipc::kMaxLanes)) {
+    err = EPROTO;
+  }
   if (err != 0) {
     fprintf(stderr, "metaroce: cannot open %s: daemon at %s: %s\n", device->name, SocketPath(),
             strerror(err));
@@ -252,8 +258,16 @@ ibv_context* ibv_open_device(ibv_device* device) {
     errno = err;
     return nullptr;
   }
-  c->app = static_cast<ipc::AppSegment*>(MapSegment(fds[0], ipc::kAppSegmentBytes));
-  if (nfds >= 3) c->kick_fd = fds[2];
+  c->lanes = c->hello.lanes;
+  c->app = static_cast<ipc::AppSegment*>(MapSegment(fds[0], ipc::AppSegmentBytes(c->lanes)));
+  // Kick eventfds the daemon did not send leave their lanes' shards awake.
+  for (int i = 2; i < nfds; i++) {
+    if (static_cast<uint32_t>(i - 2) < c->lanes) {
+      c->kick_fd[i - 2] = fds[i];
+    } else {
+      close(fds[i]);
+    }
+  }
   if (nfds >= 2) {
     ctx.async_fd = fds[1];
   } else {
@@ -271,7 +285,9 @@ ibv_context* ibv_open_device(ibv_device* device) {
     errno = err;
     return nullptr;
   }
-  c->db_prod = c->app->db_prod.v.load(std::memory_order_relaxed);
+  for (uint32_t l = 0; l < c->lanes; l++) {
+    c->db_prod[l] = c->lane(l)->db_prod.v.load(std::memory_order_relaxed);
+  }
   ctx.device = device;
   ctx.cmd_fd = c->sock;
   ctx.num_comp_vectors = 1;

@@ -15,20 +15,23 @@
 
 namespace metaroce::verbs {
 
-void RingDoorbell(Context* c, uint32_t handle, ipc::DoorbellKind kind, ipc::RingIndex* flag) {
+void RingDoorbell(Context* c, uint32_t lane, uint32_t handle, ipc::DoorbellKind kind,
+                  ipc::RingIndex* flag) {
   // The daemon clears the flag before it drains the ring and re-reads the
   // producer index after clearing it: a 1 here means it will see our entries.
   if (flag->v.exchange(1, std::memory_order_seq_cst) != 0) return;
+  ipc::AppLane* l = c->lane(lane);
   std::lock_guard<std::mutex> lock(c->db_mu);
-  ipc::Doorbell& d = c->app->doorbells[c->db_prod & (ipc::kDoorbellSlots - 1)];
+  uint32_t& prod = c->db_prod[lane];
+  ipc::Doorbell& d = l->doorbells[prod & (ipc::kDoorbellSlots - 1)];
   d.handle = handle;
   d.kind = static_cast<uint32_t>(kind);
-  c->db_prod++;
+  prod++;
   // seq_cst against the shard's store of shard_asleep (mr_ipc_ring.h).
-  c->app->db_prod.v.store(c->db_prod, std::memory_order_seq_cst);
-  if (c->kick_fd >= 0 && c->app->shard_asleep.v.load(std::memory_order_seq_cst) != 0) {
+  l->db_prod.v.store(prod, std::memory_order_seq_cst);
+  if (c->kick_fd[lane] >= 0 && l->shard_asleep.v.load(std::memory_order_seq_cst) != 0) {
     const uint64_t one = 1;
-    ssize_t n = write(c->kick_fd, &one, sizeof(one));
+    ssize_t n = write(c->kick_fd[lane], &one, sizeof(one));
     (void)n;  // a full counter wakes the shard as well
   }
 }
@@ -144,7 +147,7 @@ void PublishSq(Qp* qp, uint32_t n) {
   qp->ever_posted.store(true, std::memory_order_relaxed);
   qp->sq_posted += n;
   qp->seg->sq_prod.v.store(qp->sq_posted, std::memory_order_seq_cst);
-  RingDoorbell(qp->ctx, qp->handle, ipc::DoorbellKind::kSq, &qp->seg->sq_doorbell);
+  RingDoorbell(qp->ctx, qp->lane, qp->handle, ipc::DoorbellKind::kSq, &qp->seg->sq_doorbell);
 }
 
 // ---- ibv_wr_* ----
@@ -361,6 +364,7 @@ void WrAtomicWrite(ibv_qp_ex* q, uint32_t, uint64_t, const void*) {
 // only where the indices live differs.
 struct RecvRing {
   Context* ctx;
+  uint32_t lane;
   uint32_t handle;
   ipc::DoorbellKind kind;
   const char* verb;  // for Debug()
@@ -409,7 +413,7 @@ int PostRecvRing(const RecvRing& r, ibv_recv_wr* wr, ibv_recv_wr** bad_wr, Refus
   if (n != 0) {
     *r.posted += n;
     r.prod->v.store(*r.posted, std::memory_order_seq_cst);
-    RingDoorbell(r.ctx, r.handle, r.kind, r.doorbell);
+    RingDoorbell(r.ctx, r.lane, r.handle, r.kind, r.doorbell);
   }
   if (err != 0 && bad_wr != nullptr) *bad_wr = wr;
   return err;
@@ -475,6 +479,7 @@ int PostRecv(ibv_qp* ibqp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
   }
   std::lock_guard<std::mutex> lock(qp->rq_mu);
   const RecvRing r = {.ctx = qp->ctx,
+                      .lane = qp->lane,
                       .handle = qp->handle,
                       .kind = ipc::DoorbellKind::kRq,
                       .verb = "post_recv",
@@ -502,6 +507,7 @@ int PostSrqRecv(ibv_srq* ibsrq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
   // Slots are free once the daemon took their entries (cons), whether or not
   // the receives completed: the whole ring is room.
   const RecvRing r = {.ctx = srq->ctx,
+                      .lane = srq->lane,
                       .handle = srq->handle,
                       .kind = ipc::DoorbellKind::kSrq,
                       .verb = "post_srq_recv",

@@ -415,7 +415,7 @@ ibv_qp* CreateQp(ibv_context* context, ibv_qp_init_attr_ex* a, ibv_qp_cap* write
                     rep.max_recv_wr <= rep.rq_depth && rep.max_send_wr >= cap.max_send_wr &&
                     rep.max_recv_wr >= cap.max_recv_wr && rep.max_send_sge >= cap.max_send_sge &&
                     rep.max_recv_sge >= cap.max_recv_sge && rep.max_inline >= cap.max_inline_data &&
-                    rep.qpn < (1u << 24) &&
+                    rep.qpn < (1u << 24) && rep.lane < c->lanes &&
                     rep.segment_bytes == ipc::QpSegmentBytes(rep.sq_depth, rep.rq_depth);
   void* seg = sane ? MapSegment(fd, rep.segment_bytes) : nullptr;
   if (!sane) close(fd);
@@ -431,6 +431,7 @@ ibv_qp* CreateQp(ibv_context* context, ibv_qp_init_attr_ex* a, ibv_qp_cap* write
   qp->seg_bytes = rep.segment_bytes;
   qp->sq = reinterpret_cast<ipc::SqEntry*>(static_cast<char*>(seg) + ipc::kSqOffset);
   qp->rq = reinterpret_cast<ipc::RqEntry*>(static_cast<char*>(seg) + ipc::RqOffset(rep.sq_depth));
+  qp->lane = rep.lane;
   qp->sq_depth = rep.sq_depth;
   qp->rq_depth = rep.rq_depth;
   qp->cap.max_send_wr = rep.max_send_wr;

@@ -19,9 +19,9 @@ namespace {
 constexpr int kSrqMask = IBV_SRQ_MAX_WR | IBV_SRQ_LIMIT;
 
 // Whether the daemon's reply grants at least @p a in a ring the shim can use.
-bool Sane(const ipc::CreateSrqRep& rep, const ibv_srq_attr& a) {
+bool Sane(const ipc::CreateSrqRep& rep, const ibv_srq_attr& a, uint32_t lanes) {
   const bool pow2 = rep.depth != 0 && (rep.depth & (rep.depth - 1)) == 0;
-  return pow2 && rep.depth <= ipc::kMaxRingDepth && rep.max_wr >= a.max_wr &&
+  return pow2 && rep.depth <= ipc::kMaxRingDepth && rep.lane < lanes && rep.max_wr >= a.max_wr &&
          rep.max_wr <= rep.depth && rep.max_sge >= a.max_sge &&
          rep.segment_bytes == ipc::SrqSegmentBytes(rep.depth);
 }
@@ -36,6 +36,7 @@ Srq* NewSrq(ibv_pd* pd, ibv_srq_init_attr* init, const ipc::CreateSrqRep& rep, v
   srq->depth = rep.depth;
   srq->max_wr = rep.max_wr;
   srq->max_sge = std::min(rep.max_sge, ipc::kMaxSge);
+  srq->lane = rep.lane;
   srq->posted = srq->seg->prod.v.load(std::memory_order_relaxed);
   ibv_srq& b = srq->srq;
   b.context = pd->context;
@@ -78,7 +79,7 @@ ibv_srq* ibv_create_srq(ibv_pd* pd, ibv_srq_init_attr* init) {
     errno = err;
     return nullptr;
   }
-  const bool sane = Sane(rep, a);
+  const bool sane = Sane(rep, a, c->lanes);
   void* seg = sane ? MapSegment(fd, rep.segment_bytes) : nullptr;
   if (!sane) close(fd);
   if (seg == nullptr) {

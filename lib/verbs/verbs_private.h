@@ -101,6 +101,13 @@ struct Channel {
   std::vector<Cq*> cqs;  ///< CQs attached to this channel
 };
 
+/** One lane of a CQ: the completions one shard of the daemon writes. */
+struct CqLaneView {
+  ipc::CqLane* idx;
+  ipc::CqEntry* entries;
+  uint32_t cons;  ///< our copy of idx->cons
+};
+
 struct Cq {
   ibv_cq_ex cqx;  ///< starts like struct ibv_cq: the application's ibv_cq* points here
   Context* ctx;
@@ -108,14 +115,16 @@ struct Cq {
   uint32_t depth;
   ipc::CqSegment* seg;
   size_t seg_bytes;
-  ipc::CqEntry* entries;
+  uint32_t lanes;
+  CqLaneView lane[ipc::kMaxLanes];
+  uint32_t next_lane;  ///< where the next poll starts looking (the lanes take turns)
   Channel* channel;
   uint64_t wc_flags;  ///< extended CQ: IBV_WC_EX_WITH_* asked for
-  std::mutex mu;      ///< the consumer side of the ring
-  uint32_t cons;      ///< our copy of seg->cons
+  std::mutex mu;      ///< the consumer side of the rings
   uint32_t empty_polls;
   uint32_t events_seen;     ///< completion events returned by ibv_get_cq_event (channel->mu)
   const ipc::CqEntry* cur;  ///< extended polling: the entry start/next_poll made current
+  CqLaneView* cur_lane;     ///< ... and its lane
 };
 
 struct Qp {
@@ -129,6 +138,7 @@ struct Qp {
   uint32_t sq_depth;
   uint32_t rq_depth;
   ibv_qp_cap cap;  ///< as granted (clamped to the ring constants; no receives on an SRQ)
+  uint32_t lane;   ///< where its doorbells go: the daemon shard that holds it
   int sq_sig_all;
   Cq* send_cq;
   Cq* recv_cq;
@@ -160,6 +170,7 @@ struct Srq {
   uint32_t depth;
   uint32_t max_wr;  ///< as granted
   uint32_t max_sge;
+  uint32_t lane;        ///< where its doorbells go
   std::mutex mu;        ///< the producer side of the ring
   uint32_t posted = 0;  ///< our copy of seg->prod
 };
@@ -170,14 +181,18 @@ struct Context {
   int sock = -1;
   ipc::HelloRep hello{};
   ipc::AppSegment* app = nullptr;
+  uint32_t lanes = 0;         ///< of every segment (hello.lanes)
   bool own_async_fd = false;  ///< the daemon sent no eventfd: ours, only we signal it
-  int kick_fd = -1;           ///< wakes the daemon's shard while it sleeps (-1: never asleep)
+  /** Per lane: wakes the lane's shard while it sleeps (-1: never asleep). */
+  int kick_fd[ipc::kMaxLanes];
 
   std::mutex ctl_mu;  ///< one control request at a time on the socket
   uint32_t seq = 0;
 
-  std::mutex db_mu;  ///< doorbell ring producer
-  uint32_t db_prod = 0;
+  std::mutex db_mu;  ///< the doorbell rings' producer
+  uint32_t db_prod[ipc::kMaxLanes] = {};
+
+  ipc::AppLane* lane(uint32_t l) const { return ipc::LaneOf(app, l); }
 
   std::mutex obj_mu;  ///< handle -> object, for async events
   std::unordered_map<uint32_t, Qp*> qps;
@@ -245,8 +260,12 @@ int PostRecv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr);
 int PostSrqRecv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr);
 /** Fills the ibv_wr_* function pointers of @p qp. */
 void InitWrOps(Qp* qp);
-/** Tells the daemon @p handle's ring @p kind has new entries, unless already told. */
-void RingDoorbell(Context* c, uint32_t handle, ipc::DoorbellKind kind, ipc::RingIndex* flag);
+/**
+ * Tells the shard of lane @p lane that @p handle's ring @p kind has new
+ * entries, unless already told.
+ */
+void RingDoorbell(Context* c, uint32_t lane, uint32_t handle, ipc::DoorbellKind kind,
+                  ipc::RingIndex* flag);
 
 }  // namespace metaroce::verbs
 

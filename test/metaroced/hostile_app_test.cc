@@ -53,8 +53,8 @@ class Session {
     ok_ = connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0;
   }
   ~Session() {
-    if (app_ != nullptr) munmap(app_, kAppSegmentBytes);
-    if (kick_ >= 0) close(kick_);
+    if (app_ != nullptr) munmap(app_, AppSegmentBytes(lanes_));
+    for (const int k : kicks_) close(k);
     if (fd_ >= 0) close(fd_);
   }
   bool connected() const { return ok_; }
@@ -89,10 +89,17 @@ class Session {
     std::vector<uint8_t> rep;
     std::vector<int> fds;
     const int st = Call(Op::kHello, &req, sizeof(req), &rep, &fds);
-    if (st == 0 && fds.size() == 3) {
+    HelloRep h;
+    if (st == 0 && rep.size() == sizeof(h)) {
+      std::memcpy(&h, rep.data(), sizeof(h));
+      EXPECT_GE(h.lanes, 1u);
+      EXPECT_EQ(fds.size(), 2 + h.lanes);
+    }
+    if (st == 0 && rep.size() == sizeof(h) && fds.size() == 2 + h.lanes) {
+      lanes_ = h.lanes;
       app_ = static_cast<AppSegment*>(
-          mmap(nullptr, kAppSegmentBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0));
-      kick_ = dup(fds[2]);
+          mmap(nullptr, AppSegmentBytes(lanes_), PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0));
+      for (uint32_t l = 0; l < lanes_; l++) kicks_.push_back(dup(fds[2 + l]));
     }
     for (int f : fds) close(f);
     return st;
@@ -104,7 +111,8 @@ class Session {
     if (*st == 0 && rep.size() >= 4) std::memcpy(&h, rep.data(), 4);
     return h;
   }
-  AppSegment* app() const { return app_; }
+  uint32_t lanes() const { return lanes_; }
+  AppLane* lane(uint32_t l) const { return LaneOf(app_, l); }
   /**
    * A create request whose reply carries one segment: copies the reply into
    * @p rep and maps the segment (rep->segment_bytes) at *@p seg.
@@ -122,14 +130,15 @@ class Session {
     for (int f : fds) close(f);
     return st;
   }
-  /** Puts @p d on the doorbell ring and wakes the shard if it sleeps, as the shim does. */
-  void Ring(Doorbell d) {
-    const uint32_t p = app_->db_prod.v.load();
-    app_->doorbells[p & (kDoorbellSlots - 1)] = d;
-    app_->db_prod.v.store(p + 1);
-    if (app_->shard_asleep.v.load() != 0) {
+  /** Puts @p d on lane @p l's doorbell ring and wakes its shard if it sleeps, as the shim does. */
+  void Ring(Doorbell d, uint32_t l) {
+    AppLane* a = lane(l);
+    const uint32_t p = a->db_prod.v.load();
+    a->doorbells[p & (kDoorbellSlots - 1)] = d;
+    a->db_prod.v.store(p + 1);
+    if (a->shard_asleep.v.load() != 0) {
       const uint64_t one = 1;
-      EXPECT_EQ(write(kick_, &one, sizeof(one)), 8);
+      EXPECT_EQ(write(kicks_[l], &one, sizeof(one)), 8);
     }
   }
 
@@ -138,7 +147,8 @@ class Session {
   bool ok_ = false;
   uint32_t seq_ = 0;
   AppSegment* app_ = nullptr;
-  int kick_ = -1;
+  uint32_t lanes_ = 0;
+  std::vector<int> kicks_;
 };
 
 /** An application's QP, with a region and a CQ, set up through the protocol. */
@@ -154,6 +164,7 @@ struct Endpoint {
   QpSegment* qps = nullptr;
   size_t qp_bytes = 0;
   uint32_t sq_depth = 0;
+  uint32_t lane = 0;  ///< the QP's: its doorbells, and its completions in the CQ
 
   void Build(uint32_t cq_entries = 64) {
     int st;
@@ -185,6 +196,8 @@ struct Endpoint {
     qpn = qr.qpn;
     sq_depth = qr.sq_depth;
     qp_bytes = qr.segment_bytes;
+    lane = qr.lane;
+    ASSERT_LT(lane, s->lanes());
   }
   ~Endpoint() {
     if (cqs != nullptr) munmap(cqs, cq_bytes);
@@ -205,7 +218,7 @@ struct Endpoint {
   }
   void Ring() {
     if (qps->sq_doorbell.v.exchange(1) != 0) return;
-    s->Ring(Doorbell{qp, static_cast<uint32_t>(DoorbellKind::kSq)});
+    s->Ring(Doorbell{qp, static_cast<uint32_t>(DoorbellKind::kSq)}, lane);
   }
   /** Posts a signalled WRITE of its first @p len bytes to offset @p to of its own region. */
   void PostWriteToSelf(uint64_t wr_id, uint32_t len, size_t to) {
@@ -226,16 +239,20 @@ struct Endpoint {
     return WaitCompletion();
   }
   /** Waits (2 s) for a completion; returns its status, or -1. */
+  /** The CQ's lane of this QP's completions. */
+  CqLane* CqLaneOfQp() const { return LaneOf(cqs, lane); }
   int WaitCompletion() {
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    CqLane* l = CqLaneOfQp();
     while (std::chrono::steady_clock::now() < until) {
-      const uint32_t cons = cqs->cons.v.load();
-      if (cqs->prod.v.load(std::memory_order_acquire) != cons) {
+      const uint32_t cons = l->cons.v.load();
+      if (l->prod.v.load(std::memory_order_acquire) != cons) {
         const CqEntry* e =
-            reinterpret_cast<const CqEntry*>(reinterpret_cast<uint8_t*>(cqs) + kCqEntriesOffset) +
+            reinterpret_cast<const CqEntry*>(reinterpret_cast<uint8_t*>(cqs) +
+                                             CqEntriesOffset(cq_depth, s->lanes(), lane)) +
             (cons & (cq_depth - 1));
         const int st = e->status;
-        cqs->cons.v.store(cons + 1, std::memory_order_release);
+        l->cons.v.store(cons + 1, std::memory_order_release);
         return st;
       }
       std::this_thread::sleep_for(std::chrono::microseconds(50));
@@ -427,7 +444,7 @@ TEST_F(HostileAppTest, AnotherApplicationsHandlesAndKeysReachNothing) {
   EXPECT_NE(c.WaitCompletion(), kIbvWcSuccess);
   c.qps->sq_prod.v.store(0x7fff'0000);
   c.Ring();
-  sb.Ring(Doorbell{0xdead, 9});
+  sb.Ring(Doorbell{0xdead, 9}, c.lane);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   EXPECT_TRUE(DaemonAlive());
 
@@ -449,10 +466,10 @@ TEST_F(HostileAppTest, AFullCompletionRingThatIsNotReadCostsTheDaemonNoCpu) {
   ASSERT_EQ(a.cq_depth, 1u);
   ASSERT_NO_FATAL_FAILURE(a.Connect(a.qpn));
   a.PostWriteToSelf(1, 64, 4096);
-  for (int i = 0; i < 400 && a.cqs->prod.v.load() == 0; i++) {
+  for (int i = 0; i < 400 && a.CqLaneOfQp()->prod.v.load() == 0; i++) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  ASSERT_EQ(a.cqs->prod.v.load(), 1u);  // the ring is full; nobody reads it
+  ASSERT_EQ(a.CqLaneOfQp()->prod.v.load(), 1u);  // the ring is full; nobody reads it
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   const double before = DaemonCpuSeconds();
   ASSERT_GE(before, 0);
@@ -474,6 +491,7 @@ struct SharedRq {
     handle = cr.handle;
     depth = cr.depth;
     bytes = cr.segment_bytes;
+    lane = cr.lane;
   }
   ~SharedRq() {
     if (seg != nullptr) munmap(seg, bytes);
@@ -490,7 +508,7 @@ struct SharedRq {
   }
   void Ring() {
     if (seg->doorbell.v.exchange(1) != 0) return;
-    s->Ring(Doorbell{handle, static_cast<uint32_t>(DoorbellKind::kSrq)});
+    s->Ring(Doorbell{handle, static_cast<uint32_t>(DoorbellKind::kSrq)}, lane);
   }
   /** Waits (2 s) for @p want in the cons index. */
   bool Taken(uint32_t want) {
@@ -508,7 +526,7 @@ struct SharedRq {
   }
   Session* s;
   int st = -1;
-  uint32_t handle = 0, depth = 0;
+  uint32_t handle = 0, depth = 0, lane = 0;
   size_t bytes = 0;
   SrqSegment* seg = nullptr;
 };
@@ -589,12 +607,14 @@ TEST_F(HostileAppTest, ABrokenSharedReceiveQueueFailsOnlyItself) {
   foreign.Post(0, Sge{reinterpret_cast<uint64_t>(b.buf.data()), 256, b.mr.lkey});
   runaway.seg->prod.v.store(0x4000'0000);
   runaway.Ring();
-  for (int i = 0; i < 400 && sa.app()->async_prod.v.load() < 2; i++) {
+  ASSERT_EQ(foreign.lane, runaway.lane);
+  AppLane* events = sa.lane(runaway.lane);
+  for (int i = 0; i < 400 && events->async_prod.v.load() < 2; i++) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  ASSERT_EQ(sa.app()->async_prod.v.load(), 2u);
+  ASSERT_EQ(events->async_prod.v.load(), 2u);
   for (uint32_t i = 0; i < 2; i++) {
-    const AsyncEntry e = sa.app()->async[i];
+    const AsyncEntry e = events->async[i];
     EXPECT_EQ(e.event_type, kIbvEventSrqErr);
     EXPECT_TRUE(e.handle == foreign.handle || e.handle == runaway.handle) << e.handle;
   }

@@ -44,6 +44,12 @@ int NewSegment(size_t bytes, void** map) {
   return fd;
 }
 
+// As a daemon of three shards: each QP and SRQ is on lane handle % kLanes, so
+// the shim's lanes (doorbells, completions, async events) all take part. No
+// kick eventfds are sent: the lanes' "shards" never sleep.
+constexpr uint32_t kLanes = 3;
+uint32_t LaneOfHandle(uint32_t handle) { return handle % kLanes; }
+
 struct FMr {
   uint32_t pd, access, lkey, rkey;
   uint64_t addr, length, iova;
@@ -55,12 +61,13 @@ struct FMr {
 struct FCq {
   CqSegment* seg;
   uint32_t depth;
-  uint32_t prod = 0;
+  uint32_t prod[kLanes] = {};
   int channel_fd = -1;
 };
 
 struct FQp {
   QpSegment* seg;
+  uint32_t lane;
   uint32_t sq_depth, rq_depth, qpn;
   uint32_t send_cq, recv_cq;
   bool sig_all;
@@ -75,6 +82,7 @@ struct FQp {
 
 struct FSrq {
   SrqSegment* seg;
+  uint32_t lane;
   uint32_t depth, max_sge;
   uint32_t limit = 0;  // armed: IBV_EVENT_SRQ_LIMIT_REACHED once it holds fewer
   uint32_t seen = 0;   // prod as of the last doorbell: the entries the daemon knows of
@@ -87,7 +95,7 @@ struct Client {
   AppSegment* app = nullptr;
   int async_fd = -1;
   uint32_t next_handle = 1;
-  uint32_t db_cons = 0;
+  uint32_t db_cons[kLanes] = {};
   std::map<uint32_t, int> channels;  // handle -> eventfd
   std::map<uint32_t, bool> pds;
   std::map<uint32_t, FMr> mrs;
@@ -99,19 +107,23 @@ struct Client {
 std::mutex g_mu;
 std::vector<std::unique_ptr<Client>> g_clients;
 
-void PushCqe(Client* c, uint32_t cq_handle, const CqEntry& e, bool solicited) {
+// A completion of a QP on lane @p lane.
+void PushCqe(Client* c, uint32_t cq_handle, uint32_t lane, const CqEntry& e, bool solicited) {
   auto it = c->cqs.find(cq_handle);
   if (it == c->cqs.end()) return;
   FCq& cq = it->second;
-  const uint32_t cons = cq.seg->cons.v.load(std::memory_order_acquire);
-  if (cq.prod - cons >= cq.depth) {
+  CqLane* l = LaneOf(cq.seg, lane);
+  uint32_t& prod = cq.prod[lane];
+  const uint32_t cons = l->cons.v.load(std::memory_order_acquire);
+  if (prod - cons >= cq.depth) {
     cq.seg->overflow.v.store(1, std::memory_order_release);
     return;
   }
-  CqEntry* ring = reinterpret_cast<CqEntry*>(reinterpret_cast<char*>(cq.seg) + kCqEntriesOffset);
-  ring[cq.prod & (cq.depth - 1)] = e;
-  cq.prod++;
-  cq.seg->prod.v.store(cq.prod, std::memory_order_release);
+  CqEntry* ring = reinterpret_cast<CqEntry*>(reinterpret_cast<char*>(cq.seg) +
+                                             CqEntriesOffset(cq.depth, kLanes, lane));
+  ring[prod & (cq.depth - 1)] = e;
+  prod++;
+  l->prod.v.store(prod, std::memory_order_release);
   const uint32_t arm = cq.seg->arm.v.load(std::memory_order_acquire);
   if (arm == 1 || (arm == 2 && solicited)) {
     cq.seg->arm.v.store(0, std::memory_order_relaxed);
@@ -121,10 +133,12 @@ void PushCqe(Client* c, uint32_t cq_handle, const CqEntry& e, bool solicited) {
   }
 }
 
+// An async event about @p handle, on its lane.
 void PushAsync(Client* c, uint32_t event_type, uint32_t handle) {
-  const uint32_t ap = c->app->async_prod.v.load(std::memory_order_relaxed);
-  c->app->async[ap & (kAsyncSlots - 1)] = {event_type, handle};
-  c->app->async_prod.v.store(ap + 1, std::memory_order_release);
+  AppLane* l = LaneOf(c->app, LaneOfHandle(handle));
+  const uint32_t ap = l->async_prod.v.load(std::memory_order_relaxed);
+  l->async[ap & (kAsyncSlots - 1)] = {event_type, handle};
+  l->async_prod.v.store(ap + 1, std::memory_order_release);
   const uint64_t one = 1;
   if (write(c->async_fd, &one, sizeof(one)) < 0) perror("eventfd");
 }
@@ -268,7 +282,7 @@ uint8_t Execute(Client* c, FQp& q, const SqEntry& e, uint32_t* byte_len) {
         w.wc_flags = IBV_WC_WITH_IMM;
         w.imm_data = e.imm_data;
       }
-      PushCqe(c, peer->recv_cq, w, (e.send_flags & IBV_SEND_SOLICITED) != 0);
+      PushCqe(c, peer->recv_cq, peer->lane, w, (e.send_flags & IBV_SEND_SOLICITED) != 0);
       *byte_len = static_cast<uint32_t>(data.size());
       return IBV_WC_SUCCESS;
     }
@@ -334,7 +348,7 @@ void DrainSq(Client* c, FQp& q) {
       w.opcode = WcOpcode(e.opcode);
       w.byte_len = len;
       w.qp_num = q.qpn;
-      PushCqe(c, q.send_cq, w, false);
+      PushCqe(c, q.send_cq, q.lane, w, false);
     }
     q.seg->sq_retired.v.store(q.sq_cons, std::memory_order_release);
   }
@@ -345,6 +359,21 @@ void DrainSrqDoorbell(FSrq& s) {
   s.seen = s.seg->prod.v.load(std::memory_order_seq_cst);
 }
 
+void TakeDoorbell(Client* c, const Doorbell& d) {
+  if (d.kind == static_cast<uint32_t>(DoorbellKind::kSrq)) {
+    auto s = c->srqs.find(d.handle);
+    if (s != c->srqs.end()) DrainSrqDoorbell(s->second);
+    return;
+  }
+  auto it = c->qps.find(d.handle);
+  if (it == c->qps.end()) return;
+  if (d.kind == static_cast<uint32_t>(DoorbellKind::kSq)) {
+    DrainSq(c, it->second);
+  } else {
+    it->second.seg->rq_doorbell.v.store(0, std::memory_order_seq_cst);
+  }
+}
+
 void Executor() {
   for (;;) {
     {
@@ -352,22 +381,20 @@ void Executor() {
       for (auto& cp : g_clients) {
         Client* c = cp.get();
         if (c->app == nullptr) continue;
-        const uint32_t prod = c->app->db_prod.v.load(std::memory_order_acquire);
-        while (c->db_cons != prod) {
-          const Doorbell d = c->app->doorbells[c->db_cons & (kDoorbellSlots - 1)];
-          c->db_cons++;
-          c->app->db_cons.v.store(c->db_cons, std::memory_order_release);
-          if (d.kind == static_cast<uint32_t>(DoorbellKind::kSrq)) {
-            auto s = c->srqs.find(d.handle);
-            if (s != c->srqs.end()) DrainSrqDoorbell(s->second);
-            continue;
-          }
-          auto it = c->qps.find(d.handle);
-          if (it == c->qps.end()) continue;
-          if (d.kind == static_cast<uint32_t>(DoorbellKind::kSq)) {
-            DrainSq(c, it->second);
-          } else {
-            it->second.seg->rq_doorbell.v.store(0, std::memory_order_seq_cst);
+        for (uint32_t lane = 0; lane < kLanes; lane++) {
+          AppLane* l = LaneOf(c->app, lane);
+          const uint32_t prod = l->db_prod.v.load(std::memory_order_acquire);
+          uint32_t& cons = c->db_cons[lane];
+          while (cons != prod) {
+            const Doorbell d = l->doorbells[cons & (kDoorbellSlots - 1)];
+            cons++;
+            l->db_cons.v.store(cons, std::memory_order_release);
+            // A doorbell on another lane than its object's is the shim's bug.
+            if (LaneOfHandle(d.handle) != lane) {
+              fprintf(stderr, "fake-metaroced: doorbell of %u on lane %u\n", d.handle, lane);
+              abort();
+            }
+            TakeDoorbell(c, d);
           }
         }
       }
@@ -427,8 +454,9 @@ bool Serve(Client* c) {
       r.max_comp_channels = 64;
       r.link_speed_mbps = 100000;
       r.max_srq = 32;
+      r.lanes = kLanes;
       void* map = nullptr;
-      const int seg = NewSegment(kAppSegmentBytes, &map);
+      const int seg = NewSegment(AppSegmentBytes(kLanes), &map);
       c->app = static_cast<AppSegment*>(map);
       c->async_fd = eventfd(0, EFD_CLOEXEC);
       const int out[2] = {seg, c->async_fd};
@@ -525,12 +553,12 @@ bool Serve(Client* c) {
       FCq cq{};
       cq.depth = RingDepth(q.depth);
       void* map = nullptr;
-      const int fd = NewSegment(CqSegmentBytes(cq.depth), &map);
+      const int fd = NewSegment(CqSegmentBytes(cq.depth, kLanes), &map);
       cq.seg = static_cast<CqSegment*>(map);
       cq.channel_fd = q.channel != 0 ? c->channels[q.channel] : -1;
       const uint32_t handle = c->next_handle++;
       c->cqs[handle] = cq;
-      CreateCqRep r{handle, cq.depth, CqSegmentBytes(cq.depth)};
+      CreateCqRep r{handle, cq.depth, CqSegmentBytes(cq.depth, kLanes)};
       Reply(c, h, 0, &r, sizeof(r), &fd, 1);
       close(fd);
       break;
@@ -547,7 +575,7 @@ bool Serve(Client* c) {
         Reply(c, h, EBUSY, nullptr, 0);
         break;
       }
-      munmap(it->second.seg, CqSegmentBytes(it->second.depth));
+      munmap(it->second.seg, CqSegmentBytes(it->second.depth, kLanes));
       c->cqs.erase(it);
       Reply(c, h, 0, nullptr, 0);
       break;
@@ -569,6 +597,7 @@ bool Serve(Client* c) {
       qp.max_send_wr = q.max_send_wr;
       const uint32_t handle = c->next_handle++;
       qp.qpn = 0x100 + handle;
+      qp.lane = LaneOfHandle(handle);
       void* map = nullptr;
       const size_t bytes = QpSegmentBytes(qp.sq_depth, qp.rq_depth);
       const int fd = NewSegment(bytes, &map);
@@ -585,6 +614,7 @@ bool Serve(Client* c) {
       r.max_recv_sge = q.srq != 0 ? 0 : q.max_recv_sge;
       r.max_inline = q.max_inline < 64 ? 64 : q.max_inline;  // grants more than asked
       r.segment_bytes = bytes;
+      r.lane = qp.lane;
       Reply(c, h, 0, &r, sizeof(r), &fd, 1);
       close(fd);
       break;
@@ -665,9 +695,10 @@ bool Serve(Client* c) {
       const int fd = NewSegment(SrqSegmentBytes(s.depth), &map);
       s.seg = static_cast<SrqSegment*>(map);
       const uint32_t handle = c->next_handle++;
+      s.lane = LaneOfHandle(handle);
       c->srqs[handle] = s;
       // Grants the whole ring, more than asked unless max_wr is a power of two.
-      CreateSrqRep r{handle, s.depth, s.depth, s.max_sge, SrqSegmentBytes(s.depth)};
+      CreateSrqRep r{handle, s.depth, s.depth, s.max_sge, SrqSegmentBytes(s.depth), s.lane, 0};
       Reply(c, h, 0, &r, sizeof(r), &fd, 1);
       close(fd);
       break;

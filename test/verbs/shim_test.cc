@@ -519,6 +519,99 @@ TEST_F(ShimTest, ExtendedCq) {
   p.Teardown();
 }
 
+// The fake daemon puts QP handle h on lane h % 3, as a daemon of three
+// shards: one CQ then holds completions in three lanes, and both polling
+// APIs must take them all, each QP's in order.
+TEST_F(ShimTest, OneCqTakesTheCompletionsOfQpsOnEveryLane) {
+  ibv_context* ctx = Open();
+  ASSERT_NE(ctx, nullptr);
+  ibv_cq_init_attr_ex ca{};
+  ca.cqe = 64;
+  ca.wc_flags = IBV_WC_EX_WITH_QP_NUM;
+  ibv_cq_ex* cqx = ibv_create_cq_ex(ctx, &ca);
+  ASSERT_NE(cqx, nullptr);
+  Pair p;
+  p.ctx = ctx;
+  p.pd = ibv_alloc_pd(ctx);
+  p.cq = ibv_cq_ex_to_cq(cqx);
+  p.src_mr = ibv_reg_mr(p.pd, p.src.data(), kBuf, IBV_ACCESS_LOCAL_WRITE);
+  p.dst_mr = ibv_reg_mr(p.pd, p.dst.data(), kBuf, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+  constexpr int kQps = 3, kEach = 5;
+  ibv_qp* qps[kQps];
+  for (ibv_qp*& q : qps) {
+    q = p.NewQp(16);
+    ASSERT_NE(q, nullptr);
+    ASSERT_EQ(Pair::ToInit(q), 0);
+    ASSERT_EQ(p.ToRtr(q, q->qp_num), 0);
+    ASSERT_EQ(Pair::ToRts(q), 0);
+  }
+  ASSERT_NE(qps[0]->handle % 3, qps[1]->handle % 3);
+  ASSERT_NE(qps[1]->handle % 3, qps[2]->handle % 3);
+  ASSERT_NE(qps[0]->handle % 3, qps[2]->handle % 3);
+  auto post_all = [&] {
+    for (int q = 0; q < kQps; q++) {
+      ibv_sge sge[kEach];
+      ibv_send_wr wr[kEach];
+      for (int i = 0; i < kEach; i++) {
+        wr[i] = p.Write(q * 100 + i, 64, &sge[i]);
+        wr[i].next = i + 1 < kEach ? &wr[i + 1] : nullptr;
+      }
+      ibv_send_wr* bad;
+      ASSERT_EQ(ibv_post_send(qps[q], wr, &bad), 0);
+    }
+  };
+  auto qp_index = [&](uint32_t qpn) {
+    for (int q = 0; q < kQps; q++) {
+      if (qps[q]->qp_num == qpn) return q;
+    }
+    return -1;
+  };
+  // ibv_poll_cq, asking for more than one lane holds.
+  post_all();
+  int next[kQps] = {};
+  int seen = 0;
+  for (int i = 0; i < 100000 && seen < kQps * kEach; i++) {
+    ibv_wc wc[kQps * kEach];
+    const int n = ibv_poll_cq(p.cq, kQps * kEach, wc);
+    ASSERT_GE(n, 0);
+    for (int k = 0; k < n; k++) {
+      const int q = qp_index(wc[k].qp_num);
+      ASSERT_GE(q, 0);
+      EXPECT_EQ(wc[k].wr_id, static_cast<uint64_t>(q * 100 + next[q]));
+      next[q]++;
+    }
+    seen += n;
+    if (n == 0) usleep(10);
+  }
+  EXPECT_EQ(seen, kQps * kEach);
+  // The extended API.
+  post_all();
+  std::fill(std::begin(next), std::end(next), 0);
+  seen = 0;
+  ibv_poll_cq_attr pa{};
+  for (int i = 0; i < 100000 && seen < kQps * kEach; i++) {
+    const int r = ibv_start_poll(cqx, &pa);
+    if (r == ENOENT) {
+      usleep(10);
+      continue;
+    }
+    ASSERT_EQ(r, 0);
+    do {
+      const int q = qp_index(ibv_wc_read_qp_num(cqx));
+      ASSERT_GE(q, 0);
+      EXPECT_EQ(cqx->wr_id, static_cast<uint64_t>(q * 100 + next[q]));
+      next[q]++;
+      seen++;
+    } while (ibv_next_poll(cqx) == 0);
+    ibv_end_poll(cqx);
+  }
+  EXPECT_EQ(seen, kQps * kEach);
+  ibv_wc wc;
+  EXPECT_EQ(ibv_poll_cq(p.cq, 1, &wc), 0);
+  for (ibv_qp* q : qps) EXPECT_EQ(ibv_destroy_qp(q), 0);
+  p.Teardown();
+}
+
 TEST_F(ShimTest, ErrorCases) {
   Pair p;
   ibv_context* ctx = Open();
