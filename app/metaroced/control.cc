@@ -21,6 +21,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <random>
 
 #include "absl/strings/str_cat.h"
 #include "daemon.h"
@@ -55,7 +56,12 @@ absl::Status MakeParentDir(const std::string& path) {
 }  // namespace
 
 Server::Server(const DaemonConfig& cfg, runtime::Runtime* rt, std::vector<ShardService*> shards)
-    : cfg_(cfg), rt_(rt), shards_(std::move(shards)) {}
+    : cfg_(cfg), rt_(rt), shards_(std::move(shards)) {
+  // QP numbers start anywhere, as an engine's do: a stale peer's packets
+  // rarely name a QP of this daemon's next run.
+  std::random_device rd;
+  next_qpn_ = rd();
+}
 
 Server::~Server() {
   CloseAll();
@@ -181,7 +187,7 @@ void Server::Accept() {
     app->uid = cred.uid;
     app->sock = fd;
     app->pidfd = PidfdOpen(cred.pid);
-    app->shard = next_shard_;
+    app->home = next_shard_;
     next_shard_ = static_cast<uint16_t>((next_shard_ + 1) % shards_.size());
     epoll_event ev{};
     ev.events = EPOLLIN | EPOLLRDHUP;
@@ -193,7 +199,7 @@ void Server::Accept() {
       epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, app->pidfd, &ev);
     }
     MR_LOG(INFO, "metaroced: app %llu attached (pid %d, uid %u, shard %u)",
-           static_cast<unsigned long long>(app->id), app->pid, app->uid, app->shard);
+           static_cast<unsigned long long>(app->id), app->pid, app->uid, app->home);
     apps_[fd] = std::move(app);
   }
 }
@@ -244,9 +250,14 @@ void Server::Handle(App* app) {
           app->lanes = lanes;
           app->async_efd = efd;
           app->kick_efds = std::move(kicks);
-          app->mem = std::make_unique<AppMemory>(app->pid);
-          ShardService* sh = shards_[app->shard];
-          sh->RunOnShard([&] { sh->AttachApp(app); });
+          for (uint16_t i = 0; i < shards_.size(); i++) {
+            auto part = std::make_unique<AppPart>();
+            part->app = app;
+            part->shard = i;
+            part->mem = std::make_unique<AppMemory>(app->pid);
+            app->parts.push_back(std::move(part));
+          }
+          OnEveryShard(app, [](ShardService* sh, AppPart* part) { sh->AttachPart(part); });
           const runtime::Shard& s = rt_->shard(0);
           const transport::PeerAddr me = s.address();
           ipc::HelloRep rep;
@@ -287,10 +298,9 @@ void Server::Handle(App* app) {
   } else if (app->seg == nullptr) {
     status = EPROTO;  // Hello first
   } else {
-    ShardService* sh = shards_[app->shard];
-    sh->RunOnShard(
-        [&] { status = sh->Execute(app, op, body, h.body_len, fds, nfds, &reply, &reply_fds); });
+    status = Execute(app, op, body, h.body_len, fds, nfds, &reply, &reply_fds);
   }
+  PublishObjects(app);
   ipc::CloseFds(fds, nfds);
   ipc::CtlHeader r = h;
   r.status = status;
@@ -305,11 +315,13 @@ void Server::Drop(App* app) {
   MR_LOG(INFO, "metaroced: app %llu (pid %d) detached: %u QPs, %u CQs, %u MRs reclaimed",
          static_cast<unsigned long long>(app->id), app->pid, app->qps.size(), app->cqs.size(),
          app->mrs.size());  // read here, before the shard destroys them
-  app->mem ? app->mem->gone.store(true) : void();
-  if (app->seg != nullptr) {
-    ShardService* sh = shards_[app->shard];
-    sh->RunOnShard([&] { sh->DetachApp(app); });
+  for (const auto& part : app->parts) part->mem->gone.store(true);
+  app->qps.ForEach([&](uint32_t, const QpMeta& qp) { qpns_.erase(qp.qpn); });
+  if (!app->parts.empty()) {
+    OnEveryShard(app, [](ShardService* sh, AppPart* part) { sh->DetachPart(part); });
+    app->parts.clear();
   }
+  PublishObjects(app);
   epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, sock, nullptr);
   if (app->pidfd >= 0) {
     epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, app->pidfd, nullptr);

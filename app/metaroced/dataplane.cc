@@ -92,7 +92,7 @@ void Signal(int efd) {
 // first: a drain that stalls again lists its object anew); @p scratch holds
 // the list meanwhile.
 template <typename Obj, typename Drain>
-void RetryStalled(const HandleTable<Obj>& table, std::vector<uint32_t>* stalled,
+void RetryStalled(const HandleSlots<Obj>& table, std::vector<uint32_t>* stalled,
                   std::vector<uint32_t>* scratch, Drain&& drain) {
   scratch->clear();
   scratch->swap(*stalled);
@@ -123,7 +123,7 @@ void ShardService::Iterate() {
     }
     cv_.notify_all();
   }
-  for (App* app : apps_) did |= PollApp(app) != 0;
+  for (AppPart* part : parts_) did |= PollPart(part) != 0;
   // Completions: CQs the engine filled, then those still waiting for ring room.
   std::array<uint32_t, 64> ready;
   for (;;) {
@@ -131,19 +131,19 @@ void ShardService::Iterate() {
     for (size_t i = 0; i < n; i++) {
       auto it = cq_owner_.find(ready[i]);
       if (it == cq_owner_.end()) continue;
-      if (CqObj* cq = it->second.app->cqs.Get(it->second.handle)) {
-        did |= MoveCompletions(it->second.app, cq) != 0;
+      if (CqObj* cq = it->second.part->cqs.Get(it->second.handle)) {
+        did |= MoveCompletions(it->second.part, cq) != 0;
       }
     }
     if (n < ready.size()) break;
   }
   if (!cq_backlog_.empty()) {
-    std::vector<std::pair<App*, uint32_t>> again;
+    std::vector<std::pair<AppPart*, uint32_t>> again;
     again.swap(cq_backlog_);
-    for (auto& [app, h] : again) {
-      if (CqObj* cq = app->cqs.Get(h)) {
+    for (auto& [part, h] : again) {
+      if (CqObj* cq = part->cqs.Get(h)) {
         cq->backlog = false;
-        did |= MoveCompletions(app, cq) != 0;
+        did |= MoveCompletions(part, cq) != 0;
       }
     }
   }
@@ -194,10 +194,10 @@ void ShardService::MaybeSleep(bool did_work) {
 }
 
 void ShardService::WaitForEvents(int rx_fd, transport::TimeNs timeout_ns) {
-  for (App* app : apps_) app->lane(index_)->shard_asleep.v.store(1, std::memory_order_seq_cst);
+  for (AppPart* part : parts_) part->lane()->shard_asleep.v.store(1, std::memory_order_seq_cst);
   bool pending = has_work_.load(std::memory_order_seq_cst);
-  for (App* app : apps_) {
-    pending |= app->lane(index_)->db_prod.v.load(std::memory_order_seq_cst) != app->db_cons;
+  for (AppPart* part : parts_) {
+    pending |= part->lane()->db_prod.v.load(std::memory_order_seq_cst) != part->db_cons;
   }
   if (!pending) {
     // The port, the shard's own kick (handed-over work) and each
@@ -205,7 +205,9 @@ void ShardService::WaitForEvents(int rx_fd, transport::TimeNs timeout_ns) {
     wait_fds_.clear();
     wait_fds_.push_back({rx_fd, POLLIN, 0});
     wait_fds_.push_back({kick_fd_, POLLIN, 0});
-    for (const App* app : apps_) wait_fds_.push_back({app->kick_efds[index_], POLLIN, 0});
+    for (const AppPart* part : parts_) {
+      wait_fds_.push_back({part->app->kick_efds[index_], POLLIN, 0});
+    }
     const timespec ts = Timespec(timeout_ns);
     if (ppoll(wait_fds_.data(), wait_fds_.size(), &ts, nullptr) > 0) {
       for (size_t i = 1; i < wait_fds_.size(); i++) {
@@ -216,14 +218,14 @@ void ShardService::WaitForEvents(int rx_fd, transport::TimeNs timeout_ns) {
       }
     }
   }
-  for (App* app : apps_) app->lane(index_)->shard_asleep.v.store(0, std::memory_order_relaxed);
+  for (AppPart* part : parts_) part->lane()->shard_asleep.v.store(0, std::memory_order_relaxed);
   idle_iterations_ = 0;
 }
 
 bool ShardService::Busy() const {
-  for (const App* app : apps_) {
+  for (const AppPart* part : parts_) {
     bool busy = false;
-    app->qps.ForEach([&](uint32_t, const QpObj& qp) {
+    part->qps.ForEach([&](uint32_t, const QpObj& qp) {
       busy |= qp.connected && !qp.error && qp.sq_cons != qp.sq_retired;
     });
     if (busy) return true;
@@ -232,16 +234,16 @@ bool ShardService::Busy() const {
 }
 
 void ShardService::LogState() {
-  for (const App* app : apps_) {
+  for (const AppPart* part : parts_) {
     MR_LOG(NOTICE,
-           "metaroced: shard %u app %llu pid %d: %u QPs %u CQs %u MRs (%llu bytes), %llu WRs "
+           "metaroced: shard %u app %llu pid %d: %u QPs %u SRQs here, %u CQs %u MRs, %llu WRs "
            "%llu receives %llu completions %llu bad entries",
-           index_, static_cast<unsigned long long>(app->id), app->pid, app->qps.size(),
-           app->cqs.size(), app->mrs.size(), static_cast<unsigned long long>(app->mr_bytes),
-           static_cast<unsigned long long>(app->wrs_posted),
-           static_cast<unsigned long long>(app->recvs_posted),
-           static_cast<unsigned long long>(app->completions),
-           static_cast<unsigned long long>(app->bad_entries));
+           index_, static_cast<unsigned long long>(part->app->id), part->app->pid, part->qps.size(),
+           part->srqs.size(), part->cqs.size(), part->mrs.size(),
+           static_cast<unsigned long long>(part->wrs_posted),
+           static_cast<unsigned long long>(part->recvs_posted),
+           static_cast<unsigned long long>(part->completions),
+           static_cast<unsigned long long>(part->bad_entries));
   }
   const transport::EngineStats& es = engine().stats();
   MR_LOG(NOTICE,
@@ -266,16 +268,18 @@ void ShardService::LogState() {
   }
 }
 
-uint32_t ShardService::PollApp(App* app) {
-  ipc::AppLane* s = app->lane(index_);
+uint32_t ShardService::PollPart(AppPart* part) {
+  ipc::AppLane* s = part->lane();
   const uint32_t prod = s->db_prod.v.load(std::memory_order_acquire);
-  const uint32_t n = prod - app->db_cons;
+  const uint32_t n = prod - part->db_cons;
   if (n > ipc::kDoorbellSlots) {
-    if (!app->corrupt) {
-      MR_LOG(WARNING, "metaroced: app %llu (pid %d) broke its doorbell ring: detaching it",
-             static_cast<unsigned long long>(app->id), app->pid);
+    if (!part->corrupt) {
+      MR_LOG(WARNING,
+             "metaroced: app %llu (pid %d) broke its doorbell ring of shard %u: nothing more is "
+             "taken from it",
+             static_cast<unsigned long long>(part->app->id), part->app->pid, index_);
     }
-    app->corrupt = true;
+    part->corrupt = true;
     return 0;
   }
   // Take the entries first, then drain: a QP's flag is cleared only after its
@@ -283,66 +287,66 @@ uint32_t ShardService::PollApp(App* app) {
   std::array<ipc::Doorbell, 64> taken;
   const uint32_t k = std::min<uint32_t>(n, taken.size());
   for (uint32_t i = 0; i < k; i++) {
-    taken[i] = s->doorbells[(app->db_cons + i) & (ipc::kDoorbellSlots - 1)];
+    taken[i] = s->doorbells[(part->db_cons + i) & (ipc::kDoorbellSlots - 1)];
   }
-  app->db_cons += k;
-  s->db_cons.v.store(app->db_cons, std::memory_order_release);
+  part->db_cons += k;
+  s->db_cons.v.store(part->db_cons, std::memory_order_release);
   for (uint32_t i = 0; i < k; i++) {
     const ipc::Doorbell d = taken[i];
     if (d.kind == static_cast<uint32_t>(ipc::DoorbellKind::kSrq)) {
-      if (SrqObj* srq = app->srqs.Get(d.handle)) {
-        DrainSrq(app, srq);
+      if (SrqObj* srq = part->srqs.Get(d.handle)) {
+        DrainSrq(part, srq);
       } else {
-        app->bad_entries++;
+        part->bad_entries++;
       }
       continue;
     }
-    QpObj* qp = app->qps.Get(d.handle);
+    QpObj* qp = part->qps.Get(d.handle);
     if (qp == nullptr) {
-      app->bad_entries++;
+      part->bad_entries++;
       continue;
     }
     if (d.kind == static_cast<uint32_t>(ipc::DoorbellKind::kSq)) {
-      DrainSq(app, qp);
+      DrainSq(part, qp);
     } else if (d.kind == static_cast<uint32_t>(ipc::DoorbellKind::kRq)) {
-      DrainRq(app, qp);
+      DrainRq(part, qp);
     } else {
-      app->bad_entries++;
+      part->bad_entries++;
     }
   }
   // Queues whose engine queue was full: their entries wait in the ring. Only
   // those are visited (a drain that stalls again lists its queue anew).
-  RetryStalled(app->qps, &app->stalled_qps, &retry_, [&](QpObj* qp) {
-    DrainSq(app, qp);
-    DrainRq(app, qp);
+  RetryStalled(part->qps, &part->stalled_qps, &retry_, [&](QpObj* qp) {
+    DrainSq(part, qp);
+    DrainRq(part, qp);
   });
-  RetryStalled(app->srqs, &app->stalled_srqs, &retry_, [&](SrqObj* srq) { DrainSrq(app, srq); });
+  RetryStalled(part->srqs, &part->stalled_srqs, &retry_, [&](SrqObj* srq) { DrainSrq(part, srq); });
   return k;
 }
 
-void ShardService::FailQp(App* app, QpObj* qp) {
+void ShardService::FailQp(AppPart* part, QpObj* qp) {
   if (!qp->error) {
     qp->error = true;
     (void)engine().SetQpError(qp->qpn);
   }
   qp->head()->status.v.store(static_cast<uint32_t>(ipc::QpStatus::kError),
                              std::memory_order_release);
-  (void)app;
+  (void)part;
 }
 
-void ShardService::DrainSq(App* app, QpObj* qp) {
+void ShardService::DrainSq(AppPart* part, QpObj* qp) {
   ipc::QpSegment* h = qp->head();
   h->sq_doorbell.v.store(0, std::memory_order_seq_cst);
   const uint32_t prod = h->sq_prod.v.load(std::memory_order_seq_cst);
   const uint32_t n = prod - qp->sq_cons;
   if (n == 0) return;
   if (n > qp->sq_depth || prod - qp->sq_retired > qp->sq_depth) {
-    app->bad_entries++;
-    FailQp(app, qp);
+    part->bad_entries++;
+    FailQp(part, qp);
     qp->sq_cons = prod;  // nothing of it is taken
     return;
   }
-  PdObj* pd = app->pds.Get(qp->pd);
+  PdObj* pd = part->pds.Get(qp->pd);
   const transport::TimeNs now = shard_->Now();
   for (; qp->sq_cons != prod; qp->sq_cons++) {
     const uint32_t pos = qp->sq_cons;
@@ -370,7 +374,7 @@ void ShardService::DrainSq(App* app, QpObj* qp) {
         // Read in place from the send ring: the slot is not reused before the WR retires.
         const uint64_t va =
             kInlineVaBase +
-            (uint64_t{HandleTable<QpObj>::SlotOf(qp->handle)} << kInlineWindowShift) +
+            (uint64_t{HandleSlots<QpObj>::SlotOf(qp->handle)} << kInlineWindowShift) +
             ipc::kSqOffset + uint64_t{slot} * sizeof(ipc::SqEntry) +
             offsetof(ipc::SqEntry, inline_data);
         wr.sg.push_back({va, e.inline_len, pd->inline_lkey});
@@ -391,44 +395,39 @@ void ShardService::DrainSq(App* app, QpObj* qp) {
     absl::Status st =
         ok ? engine().PostSend(now, qp->qpn, wr) : absl::InvalidArgumentError("bad send entry");
     if (st.code() == absl::StatusCode::kResourceExhausted) {
-      MarkStalled(qp, &app->stalled_qps);  // the engine's queue is full: the rest waits in the ring
+      MarkStalled(qp,
+                  &part->stalled_qps);  // the engine's queue is full: the rest waits in the ring
       return;
     }
-    app->wrs_posted++;
+    part->wrs_posted++;
     if (!st.ok()) {
       // What the shim checks before posting: only a broken or hostile
       // application gets here. The entry completes with an error and the QP
       // enters the error state, as a NIC does with a malformed WQE.
-      if (!qp->error) app->bad_entries++;
-      if (CqObj* cq = app->cqs.Get(qp->send_cq); cq != nullptr) {
+      if (!qp->error) part->bad_entries++;
+      if (CqObj* cq = part->cqs.Get(qp->send_cq); cq != nullptr) {
         ipc::CqEntry ce;
         ce.wr_id = e.wr_id;
         ce.status = qp->error ? IBV_WC_WR_FLUSH_ERR : IBV_WC_LOC_QP_OP_ERR;
         ce.qp_num = qp->qpn;
-        ipc::CqLane* lane = cq->lane(index_);
-        const uint32_t cons = lane->cons.v.load(std::memory_order_acquire);
-        if (cq->prod - cons < cq->depth) {
-          cq->ring(index_)[cq->prod & (cq->depth - 1)] = ce;
-          cq->prod++;
-          lane->prod.v.store(cq->prod, std::memory_order_release);
-        }
+        PublishCompletions(part, cq, WriteCompletion(cq, ce) ? 1 : 0);
       }
-      FailQp(app, qp);
+      FailQp(part, qp);
       qp->sq_retired = pos + 1;
       h->sq_retired.v.store(qp->sq_retired, std::memory_order_release);
     }
   }
 }
 
-void ShardService::DrainRq(App* app, QpObj* qp) {
+void ShardService::DrainRq(AppPart* part, QpObj* qp) {
   ipc::QpSegment* h = qp->head();
   h->rq_doorbell.v.store(0, std::memory_order_seq_cst);
   const uint32_t prod = h->rq_prod.v.load(std::memory_order_seq_cst);
   const uint32_t n = prod - qp->rq_cons;
   if (n == 0) return;
   if (n > qp->rq_depth || prod - qp->rq_retired > qp->rq_depth) {
-    app->bad_entries++;
-    FailQp(app, qp);
+    part->bad_entries++;
+    FailQp(part, qp);
     qp->rq_cons = prod;
     return;
   }
@@ -449,24 +448,42 @@ void ShardService::DrainRq(App* app, QpObj* qp) {
     absl::Status st =
         ok ? engine().PostRecv(qp->qpn, wr) : absl::InvalidArgumentError("bad receive entry");
     if (st.code() == absl::StatusCode::kResourceExhausted) {
-      MarkStalled(qp, &app->stalled_qps);
+      MarkStalled(qp, &part->stalled_qps);
       return;
     }
-    app->recvs_posted++;
+    part->recvs_posted++;
     if (!st.ok()) {
-      app->bad_entries++;
-      FailQp(app, qp);
+      part->bad_entries++;
+      FailQp(part, qp);
     }
   }
 }
 
-uint32_t ShardService::MoveCompletions(App* app, CqObj* cq) {
-  ipc::CqSegment* h = cq->head();
-  ipc::CqLane* lane = cq->lane(index_);
-  ipc::CqEntry* ring = cq->ring(index_);
+bool ShardService::WriteCompletion(CqObj* cq, const ipc::CqEntry& e) {
   // The application's consumer index is untrusted: a value ahead of what was
   // written (or too far behind) leaves no room, so nothing is overwritten.
-  const uint32_t cons = lane->cons.v.load(std::memory_order_acquire);
+  const uint32_t cons = cq->lane(index_)->cons.v.load(std::memory_order_acquire);
+  if (cq->prod - cons >= cq->depth) return false;
+  cq->ring(index_)[cq->prod & (cq->depth - 1)] = e;
+  cq->prod++;
+  return true;
+}
+
+void ShardService::PublishCompletions(AppPart* part, CqObj* cq, uint32_t written) {
+  if (written == 0) return;
+  part->completions += written;
+  ipc::CqSegment* h = cq->head();
+  // seq_cst, as ibv_req_notify_cq's store of arm: see lib/verbs/cq.cc. The
+  // exchange lets one shard signal each arming.
+  cq->lane(index_)->prod.v.store(cq->prod, std::memory_order_seq_cst);
+  if (h->arm.v.load(std::memory_order_seq_cst) != 0 && h->arm.v.exchange(0) != 0) {
+    h->events.v.fetch_add(1, std::memory_order_release);
+    if (cq->channel_efd >= 0) Signal(cq->channel_efd);
+  }
+}
+
+uint32_t ShardService::MoveCompletions(AppPart* part, CqObj* cq) {
+  const uint32_t cons = cq->lane(index_)->cons.v.load(std::memory_order_acquire);
   const uint32_t used = cq->prod - cons;
   uint32_t room = used <= cq->depth ? cq->depth - used : 0;
   std::array<Completion, 32> c;
@@ -487,7 +504,7 @@ uint32_t ShardService::MoveCompletions(App* app, CqObj* cq) {
       }
       e.wr_id = x.wr_id;
       auto it = qp_owner_.find(x.qp_num);
-      QpObj* qp = it != qp_owner_.end() ? it->second.app->qps.Get(it->second.handle) : nullptr;
+      QpObj* qp = it != qp_owner_.end() ? it->second.part->qps.Get(it->second.handle) : nullptr;
       if (qp != nullptr) {
         const uint32_t pos = static_cast<uint32_t>(x.wr_id);
         if (IsReceive(x.opcode)) {
@@ -508,8 +525,7 @@ uint32_t ShardService::MoveCompletions(App* app, CqObj* cq) {
                                      std::memory_order_release);
         }
       }
-      ring[cq->prod & (cq->depth - 1)] = e;
-      cq->prod++;
+      WriteCompletion(cq, e);  // room was counted: it fits
       written++;
     }
     room -= static_cast<uint32_t>(n);
@@ -517,27 +533,20 @@ uint32_t ShardService::MoveCompletions(App* app, CqObj* cq) {
   if (room == 0 && !cq->backlog && engine().CqPending(cq->engine_cq) != 0) {
     // The ring is full; what the engine still holds moves when there is room.
     cq->backlog = true;
-    cq_backlog_.push_back({app, cq->handle});
+    cq_backlog_.push_back({part, cq->handle});
   }
-  if (written == 0) return 0;
-  app->completions += written;
-  // seq_cst, as ibv_req_notify_cq's store of arm: see lib/verbs/cq.cc.
-  lane->prod.v.store(cq->prod, std::memory_order_seq_cst);
-  if (h->arm.v.load(std::memory_order_seq_cst) != 0 && h->arm.v.exchange(0) != 0) {
-    h->events.v.fetch_add(1, std::memory_order_release);
-    if (ChannelObj* ch = app->channels.Get(cq->channel)) Signal(ch->efd);
-  }
+  PublishCompletions(part, cq, written);
   return written;
 }
 
-void ShardService::DeliverAsync(App* app, uint32_t type, uint32_t handle) {
-  ipc::AppLane* s = app->lane(index_);
+void ShardService::DeliverAsync(AppPart* part, uint32_t type, uint32_t handle) {
+  ipc::AppLane* s = part->lane();
   const uint32_t cons = s->async_cons.v.load(std::memory_order_acquire);
-  if (app->async_prod - cons >= ipc::kAsyncSlots) return;  // the application is not reading them
-  s->async[app->async_prod & (ipc::kAsyncSlots - 1)] = ipc::AsyncEntry{type, handle};
-  app->async_prod++;
-  s->async_prod.v.store(app->async_prod, std::memory_order_release);
-  Signal(app->async_efd);
+  if (part->async_prod - cons >= ipc::kAsyncSlots) return;  // the application is not reading them
+  s->async[part->async_prod & (ipc::kAsyncSlots - 1)] = ipc::AsyncEntry{type, handle};
+  part->async_prod++;
+  s->async_prod.v.store(part->async_prod, std::memory_order_release);
+  Signal(part->app->async_efd);
 }
 
 void ShardService::PollEngineEvents() {
@@ -548,25 +557,25 @@ void ShardService::PollEngineEvents() {
       if (ev[i].type == transport::AsyncEvent::Type::kSrqLimit) {
         auto it = srq_owner_.find(ev[i].id);
         if (it != srq_owner_.end()) {
-          DeliverAsync(it->second.app, IBV_EVENT_SRQ_LIMIT_REACHED, it->second.handle);
+          DeliverAsync(it->second.part, IBV_EVENT_SRQ_LIMIT_REACHED, it->second.handle);
         }
       } else if (ev[i].type == transport::AsyncEvent::Type::kCqError) {
         auto it = cq_owner_.find(ev[i].id);
         if (it == cq_owner_.end()) continue;
-        if (CqObj* cq = it->second.app->cqs.Get(it->second.handle)) {
+        if (CqObj* cq = it->second.part->cqs.Get(it->second.handle)) {
           cq->overflowed = true;
           cq->head()->overflow.v.store(1, std::memory_order_release);
         }
-        DeliverAsync(it->second.app, IBV_EVENT_CQ_ERR, it->second.handle);
+        DeliverAsync(it->second.part, IBV_EVENT_CQ_ERR, it->second.handle);
       } else {
         auto it = qp_owner_.find(ev[i].id);
         if (it == qp_owner_.end()) continue;
-        if (QpObj* qp = it->second.app->qps.Get(it->second.handle)) {
+        if (QpObj* qp = it->second.part->qps.Get(it->second.handle)) {
           qp->error = true;
           qp->head()->status.v.store(static_cast<uint32_t>(ipc::QpStatus::kError),
                                      std::memory_order_release);
         }
-        DeliverAsync(it->second.app, IBV_EVENT_QP_FATAL, it->second.handle);
+        DeliverAsync(it->second.part, IBV_EVENT_QP_FATAL, it->second.handle);
       }
     }
     if (n < ev.size()) break;

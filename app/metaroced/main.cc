@@ -135,7 +135,6 @@ int Main(int argc, char** argv) {
   rc.name = cfg.name;
   rc.telemetry = cfg.telemetry;
   rc.pace_bytes_per_sec = cfg.pace_bytes_per_sec;
-  rc.qpn_shard_bits = kQpnShardBits;
   for (uint16_t i = 0; i < cfg.lcores; i++) {
     services.push_back(std::make_unique<ShardService>(cfg, i));
     rc.memory.push_back(services.back()->memory());

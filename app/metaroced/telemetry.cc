@@ -2,10 +2,11 @@
  * Copyright(c) 2026 The metaroce authors
  */
 
-// Per-application telemetry (/metaroced/apps). Each shard publishes what its
-// applications hold and did, when one attaches or detaches and at most every
-// telemetry::kTelemetryPublishNs while it runs; DPDK's telemetry thread
-// formats the latest rows, so no application state is read across threads.
+// Per-application telemetry (/metaroced/apps). The control thread publishes
+// what each application holds after every request; each shard publishes what
+// its part of each application did, when one attaches or detaches and at most
+// every telemetry::kTelemetryPublishNs while it runs. DPDK's telemetry thread
+// adds up the latest rows, so no application state is read across threads.
 
 #include <rte_telemetry.h>
 
@@ -23,7 +24,8 @@ namespace {
 
 struct Directory {
   std::mutex mu;
-  std::map<uint16_t, std::vector<AppRow>> by_shard;
+  std::map<uint64_t, AppRow> objects;                ///< by application, from the control thread
+  std::map<uint16_t, std::vector<AppRow>> by_shard;  ///< the work of each shard's parts
 };
 
 Directory& Dir() {
@@ -36,31 +38,40 @@ int AppsCallback(const char* /*cmd*/, const char* params, rte_tel_data* d) {
   rte_tel_data_start_dict(d);
   Directory& dir = Dir();
   std::lock_guard<std::mutex> lock(dir.mu);
-  size_t n = 0;
+  std::map<uint64_t, AppRow> apps = dir.objects;
   for (const auto& [shard, rows] : dir.by_shard) {
-    for (const AppRow& r : rows) {
-      if (n++ == RTE_TEL_MAX_DICT_ENTRIES) return 0;  // DPDK's limit; the rest is left out
-      rte_tel_data* a = rte_tel_data_alloc();
-      if (a == nullptr) return -ENOMEM;
-      rte_tel_data_start_dict(a);
-      const std::pair<const char*, uint64_t> fields[] = {
-          {"pid", static_cast<uint64_t>(r.pid)},
-          {"uid", r.uid},
-          {"shard", r.shard},
-          {"pds", r.pds},
-          {"mrs", r.mrs},
-          {"mr_bytes", r.mr_bytes},
-          {"cqs", r.cqs},
-          {"qps", r.qps},
-          {"srqs", r.srqs},
-          {"wrs_posted", r.wrs_posted},
-          {"recvs_posted", r.recvs_posted},
-          {"completions", r.completions},
-          {"bad_entries", r.bad_entries},
-      };
-      for (const auto& [name, v] : fields) rte_tel_data_add_dict_u64(a, name, v);
-      rte_tel_data_add_dict_container(d, std::to_string(r.id).c_str(), a, 0);
+    for (const AppRow& w : rows) {
+      auto it = apps.find(w.id);
+      if (it == apps.end()) continue;  // detached since
+      it->second.wrs_posted += w.wrs_posted;
+      it->second.recvs_posted += w.recvs_posted;
+      it->second.completions += w.completions;
+      it->second.bad_entries += w.bad_entries;
     }
+  }
+  size_t n = 0;
+  for (const auto& [id, r] : apps) {
+    if (n++ == RTE_TEL_MAX_DICT_ENTRIES) return 0;  // DPDK's limit; the rest is left out
+    rte_tel_data* a = rte_tel_data_alloc();
+    if (a == nullptr) return -ENOMEM;
+    rte_tel_data_start_dict(a);
+    const std::pair<const char*, uint64_t> fields[] = {
+        {"pid", static_cast<uint64_t>(r.pid)},
+        {"uid", r.uid},
+        {"shard", r.shard},
+        {"pds", r.pds},
+        {"mrs", r.mrs},
+        {"mr_bytes", r.mr_bytes},
+        {"cqs", r.cqs},
+        {"qps", r.qps},
+        {"srqs", r.srqs},
+        {"wrs_posted", r.wrs_posted},
+        {"recvs_posted", r.recvs_posted},
+        {"completions", r.completions},
+        {"bad_entries", r.bad_entries},
+    };
+    for (const auto& [name, v] : fields) rte_tel_data_add_dict_u64(a, name, v);
+    rte_tel_data_add_dict_container(d, std::to_string(r.id).c_str(), a, 0);
   }
   return 0;
 }
@@ -81,29 +92,44 @@ absl::Status RegisterAppTelemetry() {
 
 void ShardService::PublishApps() {
   std::vector<AppRow> rows;
-  rows.reserve(apps_.size());
-  for (const App* app : apps_) {
+  rows.reserve(parts_.size());
+  for (const AppPart* part : parts_) {
     AppRow r;
-    r.id = app->id;
-    r.pid = app->pid;
-    r.uid = app->uid;
-    r.shard = index_;
-    r.pds = app->pds.size();
-    r.mrs = app->mrs.size();
-    r.mr_bytes = app->mr_bytes;
-    r.cqs = app->cqs.size();
-    r.qps = app->qps.size();
-    r.srqs = app->srqs.size();
-    r.wrs_posted = app->wrs_posted;
-    r.recvs_posted = app->recvs_posted;
-    r.completions = app->completions;
-    r.bad_entries = app->bad_entries;
+    r.id = part->app->id;
+    r.wrs_posted = part->wrs_posted;
+    r.recvs_posted = part->recvs_posted;
+    r.completions = part->completions;
+    r.bad_entries = part->bad_entries;
     rows.push_back(r);
   }
   Directory& dir = Dir();
   std::lock_guard<std::mutex> lock(dir.mu);
   dir.by_shard[index_] = std::move(rows);
   apps_published_at_ = shard_ != nullptr ? shard_->Now() : 0;
+}
+
+}  // namespace metaroce::daemon
+
+namespace metaroce::daemon {
+
+void Server::PublishObjects(const App* app) {
+  Directory& dir = Dir();
+  std::lock_guard<std::mutex> lock(dir.mu);
+  if (app->seg == nullptr || app->parts.empty()) {
+    dir.objects.erase(app->id);
+    return;
+  }
+  AppRow& r = dir.objects[app->id];
+  r.id = app->id;
+  r.pid = app->pid;
+  r.uid = app->uid;
+  r.shard = app->home;
+  r.pds = app->pds.size();
+  r.mrs = app->mrs.size();
+  r.mr_bytes = app->mr_bytes;
+  r.cqs = app->cqs.size();
+  r.qps = app->qps.size();
+  r.srqs = app->srqs.size();
 }
 
 }  // namespace metaroce::daemon

@@ -41,6 +41,8 @@ inline constexpr size_t kMaxCtlBytes = 512;
 inline constexpr uint32_t kMaxLanes = 16;
 /** Most descriptors one datagram carries (kHello's: two, then one per lane). */
 inline constexpr int kMaxCtlFds = 2 + kMaxLanes;
+/** A lane not known yet (CreateQpRep::lane of a QP placed at RTR). */
+inline constexpr uint32_t kNoLane = 0xffffffff;
 /** Length of the device name (ibv_get_device_name), with its NUL. */
 inline constexpr size_t kDeviceNameBytes = 16;
 
@@ -60,15 +62,16 @@ enum class Op : uint16_t {
   kCreateCq = 8,            ///< CreateCqReq -> CreateCqRep, fds: [CQ segment]
   kDestroyCq = 9,           ///< handle
   kCreateQp = 10,           ///< CreateQpReq -> CreateQpRep, fds: [QP segment]
-  kConnectQp = 11,          ///< ConnectQpReq (the RTR transition): the QP joins its peer's stream
-  kDestroyQp = 12,          ///< handle
-  kQueryQp = 13,            ///< handle -> QueryQpRep
-  kSetQpError = 14,         ///< handle: the QP enters the error state, its work is flushed
-  kModifyQp = 15,           ///< ModifyQpReq: the attributes of ibv_modify_qp the engine keeps
-  kCreateSrq = 16,          ///< CreateSrqReq -> CreateSrqRep, fds: [SRQ segment]
-  kDestroySrq = 17,         ///< handle; EBUSY while a QP uses it
-  kModifySrq = 18,          ///< ModifySrqReq: arm the limit event (IBV_SRQ_LIMIT)
-  kQuerySrq = 19,           ///< handle -> QuerySrqRep
+  kConnectQp =
+      11,  ///< ConnectQpReq -> ConnectQpRep (the RTR transition): the QP joins its peer's stream
+  kDestroyQp = 12,   ///< handle
+  kQueryQp = 13,     ///< handle -> QueryQpRep
+  kSetQpError = 14,  ///< handle: the QP enters the error state, its work is flushed
+  kModifyQp = 15,    ///< ModifyQpReq: the attributes of ibv_modify_qp the engine keeps
+  kCreateSrq = 16,   ///< CreateSrqReq -> CreateSrqRep, fds: [SRQ segment]
+  kDestroySrq = 17,  ///< handle; EBUSY while a QP uses it
+  kModifySrq = 18,   ///< ModifySrqReq: arm the limit event (IBV_SRQ_LIMIT)
+  kQuerySrq = 19,    ///< handle -> QuerySrqRep
 };
 
 /** Starts every datagram, both directions. */
@@ -188,7 +191,8 @@ struct CreateQpRep {
   uint32_t max_send_sge = 0;
   uint32_t max_recv_sge = 0;
   uint32_t max_inline = 0;
-  uint32_t lane = 0;  ///< the shard holding the QP: its doorbells go to this lane
+  /** The shard holding the QP: its doorbells go to this lane; kNoLane: placed at RTR. */
+  uint32_t lane = 0;
   uint64_t segment_bytes = 0;
 };
 static_assert(sizeof(CreateQpRep) == 48);
@@ -206,6 +210,13 @@ struct ConnectQpReq {
   uint8_t reserved[2] = {};
 };
 static_assert(sizeof(ConnectQpReq) == 32);
+
+/** Where the QP lives from now on. */
+struct ConnectQpRep {
+  uint32_t lane = 0;  ///< its doorbells go to this lane
+  uint32_t reserved = 0;
+};
+static_assert(sizeof(ConnectQpRep) == 8);
 
 /** Which fields of ModifyQpReq are given (the IBV_QP_* attribute they come from). */
 namespace modify {

@@ -82,11 +82,6 @@ struct RuntimeConfig {
    * runtime). Empty: this process's own memory (transport::ProcessMemory).
    */
   std::vector<transport::MemoryAccess*> memory;
-  /**
-   * Shard i's QP numbers end in i over this many bits (EngineConfig::qpn_tag_bits),
-   * so a peer QP's number says which shard holds it; 0: not tagged.
-   */
-  uint8_t qpn_shard_bits = 0;
 };
 
 /** A shard's counters: written by its thread, readable from any thread (relaxed). */

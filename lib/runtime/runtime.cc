@@ -63,12 +63,6 @@ absl::StatusOr<std::unique_ptr<Runtime>> Runtime::Open(const RuntimeConfig& cfg)
                                                    " accessors for lcores=", n,
                                                    ": give one per shard, or none"));
   }
-  if (cfg.qpn_shard_bits > transport::kMaxQpnTagBits || (n - 1) >> cfg.qpn_shard_bits != 0) {
-    if (cfg.qpn_shard_bits != 0) {
-      return absl::InvalidArgumentError(absl::StrCat("runtime: qpn_shard_bits=", cfg.qpn_shard_bits,
-                                                     " cannot number ", n, " shards"));
-    }
-  }
   if (!cfg.cpus.empty()) {
     if (cfg.cpus.size() < n) {
       return absl::InvalidArgumentError(absl::StrCat("runtime: cpus lists ", cfg.cpus.size(),
@@ -161,8 +155,6 @@ absl::StatusOr<std::unique_ptr<Runtime>> Runtime::Open(const RuntimeConfig& cfg)
       ec->rx_capacity_mbps = ShardCapacityMbps(cfg.engine.rx_capacity_mbps, {}, {}, n);
       s->capacity_mbps_ = ec->rx_capacity_mbps;
     }
-    ec->qpn_tag_bits = cfg.qpn_shard_bits;
-    ec->qpn_tag = cfg.qpn_shard_bits != 0 ? i : 0;
     transport::MemoryAccess* mem = cfg.memory.empty() ? &s->mem_ : cfg.memory[i];
     absl::StatusOr<std::unique_ptr<transport::Engine>> e = transport::Engine::Create(*ec, mem);
     if (!e.ok()) return e.status();

@@ -146,8 +146,9 @@ struct EngineConfig {
   uint64_t incarnation = 0;
   /**
    * QP numbers are below 2^24 (as verbs programs print them) and end in these
-   * bits: qpn % 2^qpn_tag_bits == qpn_tag. A daemon with several engines
-   * (one per shard) finds a peer QP's engine from its number. 0..kMaxQpnTagBits.
+   * bits: qpn % 2^qpn_tag_bits == qpn_tag, so that a peer can tell something
+   * from a QP's number (metaroced numbers its QPs itself instead, through
+   * CreateQp(attr, qpn)). 0..kMaxQpnTagBits.
    */
   uint8_t qpn_tag_bits = 0;
   uint32_t qpn_tag = 0;

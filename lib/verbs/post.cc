@@ -15,8 +15,12 @@
 
 namespace metaroce::verbs {
 
-void RingDoorbell(Context* c, uint32_t lane, uint32_t handle, ipc::DoorbellKind kind,
-                  ipc::RingIndex* flag) {
+void RingDoorbell(Context* c, const std::atomic<uint32_t>& placed, uint32_t handle,
+                  ipc::DoorbellKind kind, ipc::RingIndex* flag) {
+  // seq_cst after the producer index's store: if the QP is placed after this
+  // load, its placement (ConnectQp) rings the doorbell for what we posted.
+  const uint32_t lane = placed.load(std::memory_order_seq_cst);
+  if (lane == ipc::kNoLane) return;
   // The daemon clears the flag before it drains the ring and re-reads the
   // producer index after clearing it: a 1 here means it will see our entries.
   if (flag->v.exchange(1, std::memory_order_seq_cst) != 0) return;
@@ -364,7 +368,7 @@ void WrAtomicWrite(ibv_qp_ex* q, uint32_t, uint64_t, const void*) {
 // only where the indices live differs.
 struct RecvRing {
   Context* ctx;
-  uint32_t lane;
+  const std::atomic<uint32_t>* lane;
   uint32_t handle;
   ipc::DoorbellKind kind;
   const char* verb;  // for Debug()
@@ -413,7 +417,7 @@ int PostRecvRing(const RecvRing& r, ibv_recv_wr* wr, ibv_recv_wr** bad_wr, Refus
   if (n != 0) {
     *r.posted += n;
     r.prod->v.store(*r.posted, std::memory_order_seq_cst);
-    RingDoorbell(r.ctx, r.lane, r.handle, r.kind, r.doorbell);
+    RingDoorbell(r.ctx, *r.lane, r.handle, r.kind, r.doorbell);
   }
   if (err != 0 && bad_wr != nullptr) *bad_wr = wr;
   return err;
@@ -479,7 +483,7 @@ int PostRecv(ibv_qp* ibqp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
   }
   std::lock_guard<std::mutex> lock(qp->rq_mu);
   const RecvRing r = {.ctx = qp->ctx,
-                      .lane = qp->lane,
+                      .lane = &qp->lane,
                       .handle = qp->handle,
                       .kind = ipc::DoorbellKind::kRq,
                       .verb = "post_recv",
@@ -507,7 +511,7 @@ int PostSrqRecv(ibv_srq* ibsrq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
   // Slots are free once the daemon took their entries (cons), whether or not
   // the receives completed: the whole ring is room.
   const RecvRing r = {.ctx = srq->ctx,
-                      .lane = srq->lane,
+                      .lane = &srq->lane,
                       .handle = srq->handle,
                       .kind = ipc::DoorbellKind::kSrq,
                       .verb = "post_srq_recv",

@@ -287,9 +287,17 @@ int Modify(Qp* qp, ibv_qp_attr* attr, int mask) {
     req.min_rnr_timer = attr->min_rnr_timer;
     // retry_cnt and rnr_retry follow with RTR->RTS (kModifyQp); timeout is
     // not used: metaroce's timers follow each path's measured RTT.
-    const int e = Request(c, ipc::Op::kConnectQp, &req, sizeof(req), nullptr, 0);
+    ipc::ConnectQpRep rep;
+    const int e = Request(c, ipc::Op::kConnectQp, &req, sizeof(req), &rep, sizeof(rep));
     if (e != 0) return e;
+    if (rep.lane >= c->lanes) return EPROTO;
     qp->connected = true;
+    // The daemon took what was posted until now; what a racing post_recv
+    // published after that, before it could see the lane, is rung for here.
+    qp->lane.store(rep.lane, std::memory_order_seq_cst);
+    if (qp->qpx.qp_base.srq == nullptr) {
+      RingDoorbell(c, qp->lane, qp->handle, ipc::DoorbellKind::kRq, &qp->seg->rq_doorbell);
+    }
   }
   if (next == IBV_QPS_ERR && cur != IBV_QPS_ERR) {
     const int e = RequestHandle(c, ipc::Op::kSetQpError, qp->handle);
@@ -415,7 +423,7 @@ ibv_qp* CreateQp(ibv_context* context, ibv_qp_init_attr_ex* a, ibv_qp_cap* write
                     rep.max_recv_wr <= rep.rq_depth && rep.max_send_wr >= cap.max_send_wr &&
                     rep.max_recv_wr >= cap.max_recv_wr && rep.max_send_sge >= cap.max_send_sge &&
                     rep.max_recv_sge >= cap.max_recv_sge && rep.max_inline >= cap.max_inline_data &&
-                    rep.qpn < (1u << 24) && rep.lane < c->lanes &&
+                    rep.qpn < (1u << 24) && (rep.lane < c->lanes || rep.lane == ipc::kNoLane) &&
                     rep.segment_bytes == ipc::QpSegmentBytes(rep.sq_depth, rep.rq_depth);
   void* seg = sane ? MapSegment(fd, rep.segment_bytes) : nullptr;
   if (!sane) close(fd);
@@ -431,7 +439,7 @@ ibv_qp* CreateQp(ibv_context* context, ibv_qp_init_attr_ex* a, ibv_qp_cap* write
   qp->seg_bytes = rep.segment_bytes;
   qp->sq = reinterpret_cast<ipc::SqEntry*>(static_cast<char*>(seg) + ipc::kSqOffset);
   qp->rq = reinterpret_cast<ipc::RqEntry*>(static_cast<char*>(seg) + ipc::RqOffset(rep.sq_depth));
-  qp->lane = rep.lane;
+  qp->lane.store(rep.lane, std::memory_order_relaxed);
   qp->sq_depth = rep.sq_depth;
   qp->rq_depth = rep.rq_depth;
   qp->cap.max_send_wr = rep.max_send_wr;

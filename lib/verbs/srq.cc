@@ -36,7 +36,7 @@ Srq* NewSrq(ibv_pd* pd, ibv_srq_init_attr* init, const ipc::CreateSrqRep& rep, v
   srq->depth = rep.depth;
   srq->max_wr = rep.max_wr;
   srq->max_sge = std::min(rep.max_sge, ipc::kMaxSge);
-  srq->lane = rep.lane;
+  srq->lane.store(rep.lane, std::memory_order_relaxed);
   srq->posted = srq->seg->prod.v.load(std::memory_order_relaxed);
   ibv_srq& b = srq->srq;
   b.context = pd->context;

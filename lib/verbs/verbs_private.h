@@ -138,7 +138,8 @@ struct Qp {
   uint32_t sq_depth;
   uint32_t rq_depth;
   ibv_qp_cap cap;  ///< as granted (clamped to the ring constants; no receives on an SRQ)
-  uint32_t lane;   ///< where its doorbells go: the daemon shard that holds it
+  /** Where its doorbells go: the daemon shard that holds it; ipc::kNoLane until RTR. */
+  std::atomic<uint32_t> lane{ipc::kNoLane};
   int sq_sig_all;
   Cq* send_cq;
   Cq* recv_cq;
@@ -170,9 +171,9 @@ struct Srq {
   uint32_t depth;
   uint32_t max_wr;  ///< as granted
   uint32_t max_sge;
-  uint32_t lane;        ///< where its doorbells go
-  std::mutex mu;        ///< the producer side of the ring
-  uint32_t posted = 0;  ///< our copy of seg->prod
+  std::atomic<uint32_t> lane{ipc::kNoLane};  ///< where its doorbells go
+  std::mutex mu;                             ///< the producer side of the ring
+  uint32_t posted = 0;                       ///< our copy of seg->prod
 };
 
 struct Context {
@@ -262,10 +263,11 @@ int PostSrqRecv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr);
 void InitWrOps(Qp* qp);
 /**
  * Tells the shard of lane @p lane that @p handle's ring @p kind has new
- * entries, unless already told.
+ * entries, unless already told. Call it after publishing the entries
+ * (seq_cst): a QP not placed yet (lane ipc::kNoLane) is told at RTR.
  */
-void RingDoorbell(Context* c, uint32_t lane, uint32_t handle, ipc::DoorbellKind kind,
-                  ipc::RingIndex* flag);
+void RingDoorbell(Context* c, const std::atomic<uint32_t>& lane, uint32_t handle,
+                  ipc::DoorbellKind kind, ipc::RingIndex* flag);
 
 }  // namespace metaroce::verbs
 

@@ -164,7 +164,7 @@ struct Endpoint {
   QpSegment* qps = nullptr;
   size_t qp_bytes = 0;
   uint32_t sq_depth = 0;
-  uint32_t lane = 0;  ///< the QP's: its doorbells, and its completions in the CQ
+  uint32_t lane = 0;  ///< the QP's from RTR on: its doorbells, and its completions in the CQ
 
   void Build(uint32_t cq_entries = 64) {
     int st;
@@ -196,8 +196,7 @@ struct Endpoint {
     qpn = qr.qpn;
     sq_depth = qr.sq_depth;
     qp_bytes = qr.segment_bytes;
-    lane = qr.lane;
-    ASSERT_LT(lane, s->lanes());
+    EXPECT_EQ(qr.lane, kNoLane);  // placed at RTR, on its host pair's shard
   }
   ~Endpoint() {
     if (cqs != nullptr) munmap(cqs, cq_bytes);
@@ -210,7 +209,13 @@ struct Endpoint {
     c.dest_gid[10] = c.dest_gid[11] = 0xff;
     c.dest_gid[12] = 127;
     c.dest_gid[15] = 1;
-    ASSERT_EQ(s->Call(Op::kConnectQp, &c, sizeof(c)), 0);
+    std::vector<uint8_t> rep;
+    ASSERT_EQ(s->Call(Op::kConnectQp, &c, sizeof(c), &rep), 0);
+    ConnectQpRep cr;
+    ASSERT_EQ(rep.size(), sizeof(cr));
+    std::memcpy(&cr, rep.data(), sizeof(cr));
+    lane = cr.lane;
+    ASSERT_LT(lane, s->lanes());
   }
   SqEntry* Sq(uint32_t pos) {
     return reinterpret_cast<SqEntry*>(reinterpret_cast<uint8_t*>(qps) + kSqOffset) +

@@ -11,6 +11,8 @@
 #   netns_loss  the same with 1 % loss on both
 #   planes  two daemons on this host, each with two planes (127.0.0.x, 127.0.1.x):
 #           the connection is up on both
+#   shards  two daemons on this host (127.0.0.1, 127.0.0.2) with two shards each:
+#           applications on both shards of one share its one connection to the other
 # plus: an application killed mid-test leaves the daemon serving the others
 # and has its objects reclaimed (local), and its peer on another daemon fails
 # instead of hanging (netns).
@@ -21,7 +23,7 @@ daemon_bin=$1
 run_bin=$2
 shift 2
 scenarios=("$@")
-[ ${#scenarios[@]} -ne 0 ] || scenarios=(local loss netns netns_loss planes)
+[ ${#scenarios[@]} -ne 0 ] || scenarios=(local loss netns netns_loss planes shards)
 
 work=$(mktemp -d)
 ns_a="mr_vp_$$_a"
@@ -187,17 +189,18 @@ device_tools() {
   fi
 }
 
-# long_write NS SOCK NAME: starts a 30 s ib_write_bw pair in the background
-# and returns once it is writing; sets $server and $client (the programs).
+# long_write NS SOCK NAME [CLIENT_SOCK SERVER_ADDR]: starts a 30 s ib_write_bw pair in
+# the background (the client on CLIENT_SOCK, SOCK unless given) and returns once it is
+# writing; sets $server and $client (the programs).
 long_write() {
-  local ns=$1 sock=$2 name=$3
+  local ns=$1 sock=$2 name=$3 csock=${4:-$2} addr=${5:-127.0.0.1}
   tcp_port=$((tcp_port + 1))
   METAROCE_SOCKET=$sock bg_ns "$ns" timeout 60 "$run_bin" ib_write_bw -p "$tcp_port" -D 30 \
     >"$work/$name-server.log" 2>&1 &
   server=$!
   wait_listen "$ns" "$tcp_port" || true
-  METAROCE_SOCKET=$sock bg_ns "$ns" timeout 60 "$run_bin" ib_write_bw -p "$tcp_port" -D 30 \
-    127.0.0.1 >"$work/$name-client.log" 2>&1 &
+  METAROCE_SOCKET=$csock bg_ns "$ns" timeout 60 "$run_bin" ib_write_bw -p "$tcp_port" -D 30 \
+    "$addr" >"$work/$name-client.log" 2>&1 &
   client=$!
   sleep 3  # connected and writing
 }
@@ -247,6 +250,33 @@ print(f"{len(two)} connection(s) up on 2 planes" if two else f"unexpected: {conn
     ok "$tag/telemetry: /metaroce/conns: $reply"
   else
     bad "$tag/telemetry" "/metaroce/conns: $reply"
+  fi
+}
+
+# shards_telemetry TAG PREFIX PEER: on the two-shard daemon with that prefix, the two
+# applications writing to PEER attached to different shards (/metaroced/apps), and both
+# their QPs run on one connection to PEER, on one shard (/metaroce/conns of each shard).
+shards_telemetry() {
+  local tag=$1 prefix=$2 peer=$3 apps conns0 conns1 reply
+  apps=$(telemetry_value "$prefix" /metaroced/apps) &&
+    conns0=$(telemetry_value "$prefix" /metaroce/conns,0) &&
+    conns1=$(telemetry_value "$prefix" /metaroce/conns,1) &&
+    reply=$(python3 -c '
+import json, sys
+apps, peer = json.loads(sys.argv[1]), sys.argv[4]
+homes = sorted({a["shard"] for a in apps.values() if a["qps"] >= 1})
+# Connections that earlier tests left idle (no QP) do not count.
+conns = [(i, c) for i, arg in enumerate(sys.argv[2:4])
+         for c in json.loads(arg)["conns"].values() if c["peer_ip"] == peer and c["qps"] > 0]
+if homes == [0, 1] and len(conns) == 1 and conns[0][1]["qps"] == 2:
+    print(f"applications on shards {homes}: 1 connection to {peer}, shard {conns[0][0]}, 2 QPs")
+else:
+    print(f"unexpected: applications on shards {homes}, connections to {peer}: {conns}")
+' "$apps" "$conns0" "$conns1" "$peer") || reply="no telemetry reply"
+  if [[ "$reply" == "applications on shards [0, 1]: 1 connection"* ]]; then
+    ok "$tag/telemetry: $reply"
+  else
+    bad "$tag/telemetry" "$reply"
   fi
 }
 
@@ -390,8 +420,31 @@ for s in "${scenarios[@]}"; do
         ib_write_bw
       planes_telemetry planes "${tel_prefix}_pa"
       ;;
+    shards)
+      # Two daemons on this host with two shards each, the same base port (the
+      # next one is each daemon's second shard's).
+      p=$((20000 + $$ % 10000 * 2))
+      start_daemon shards-a "" "$work/sa.sock" --port "udp:ip=127.0.0.1,port=$p" \
+        --set dataplane.lcores=2 --set "daemon.name=${tel_prefix}_sa"
+      start_daemon shards-b "" "$work/sb.sock" --port "udp:ip=127.0.0.2,port=$p" \
+        --set dataplane.lcores=2 --set "daemon.name=${tel_prefix}_sb"
+      pair "shards/ibv_rc_pingpong-s65536-n1000" "1000 iters in" "" "$work/sa.sock" "" \
+        "$work/sb.sock" 127.0.0.1 ibv_rc_pingpong -s 65536 -n 1000
+      pair "shards/ibv_srq_pingpong" "$pp_line" "" "$work/sa.sock" "" "$work/sb.sock" 127.0.0.1 \
+        ibv_srq_pingpong
+      # Two writers from B to A at once: A spreads its applications over its
+      # shards as they attach; an ibv_devices between them moves the second
+      # server to the other shard.
+      long_write "" "$work/sa.sock" shards.w1 "$work/sb.sock" 127.0.0.1
+      w1=("$server" "$client")
+      METAROCE_SOCKET=$work/sa.sock "$run_bin" ibv_devices >/dev/null 2>&1
+      long_write "" "$work/sa.sock" shards.w2 "$work/sb.sock" 127.0.0.1
+      shards_telemetry shards "${tel_prefix}_sa" 127.0.0.2
+      kill "${w1[@]}" "$server" "$client" 2>/dev/null
+      wait "${w1[@]}" "$server" "$client" 2>/dev/null
+      ;;
     *)
-      note "unknown scenario $s (local, loss, netns, netns_loss, planes)"
+      note "unknown scenario $s (local, loss, netns, netns_loss, planes, shards)"
       exit 2
       ;;
   esac

@@ -44,9 +44,10 @@ int NewSegment(size_t bytes, void** map) {
   return fd;
 }
 
-// As a daemon of three shards: each QP and SRQ is on lane handle % kLanes, so
-// the shim's lanes (doorbells, completions, async events) all take part. No
-// kick eventfds are sent: the lanes' "shards" never sleep.
+// As a daemon of three shards: each SRQ is on lane handle % kLanes, each QP on
+// its SRQ's lane or, from RTR on (as metaroced places it), on lane
+// handle % kLanes, so the shim's lanes (doorbells, completions, async events)
+// all take part. No kick eventfds are sent: the lanes' "shards" never sleep.
 constexpr uint32_t kLanes = 3;
 uint32_t LaneOfHandle(uint32_t handle) { return handle % kLanes; }
 
@@ -110,7 +111,7 @@ std::vector<std::unique_ptr<Client>> g_clients;
 // A completion of a QP on lane @p lane.
 void PushCqe(Client* c, uint32_t cq_handle, uint32_t lane, const CqEntry& e, bool solicited) {
   auto it = c->cqs.find(cq_handle);
-  if (it == c->cqs.end()) return;
+  if (it == c->cqs.end() || lane >= kLanes) return;  // a QP completes only once placed
   FCq& cq = it->second;
   CqLane* l = LaneOf(cq.seg, lane);
   uint32_t& prod = cq.prod[lane];
@@ -390,7 +391,12 @@ void Executor() {
             cons++;
             l->db_cons.v.store(cons, std::memory_order_release);
             // A doorbell on another lane than its object's is the shim's bug.
-            if (LaneOfHandle(d.handle) != lane) {
+            auto q = c->qps.find(d.handle);
+            auto sr = c->srqs.find(d.handle);
+            const uint32_t want = q != c->qps.end()     ? q->second.lane
+                                  : sr != c->srqs.end() ? sr->second.lane
+                                                        : lane;
+            if (want != lane) {
               fprintf(stderr, "fake-metaroced: doorbell of %u on lane %u\n", d.handle, lane);
               abort();
             }
@@ -597,7 +603,7 @@ bool Serve(Client* c) {
       qp.max_send_wr = q.max_send_wr;
       const uint32_t handle = c->next_handle++;
       qp.qpn = 0x100 + handle;
-      qp.lane = LaneOfHandle(handle);
+      qp.lane = q.srq != 0 ? c->srqs[q.srq].lane : kNoLane;
       void* map = nullptr;
       const size_t bytes = QpSegmentBytes(qp.sq_depth, qp.rq_depth);
       const int fd = NewSegment(bytes, &map);
@@ -629,7 +635,9 @@ bool Serve(Client* c) {
       it->second.dest_qpn = q.dest_qpn;
       it->second.status = QpStatus::kReady;
       it->second.seg->status.v.store(static_cast<uint32_t>(QpStatus::kReady));
-      Reply(c, h, 0, nullptr, 0);
+      if (it->second.lane == kNoLane) it->second.lane = LaneOfHandle(it->first);
+      ConnectQpRep r{it->second.lane, 0};
+      Reply(c, h, 0, &r, sizeof(r));
       break;
     }
     case Op::kQueryQp: {
