@@ -88,7 +88,7 @@ void RecoveryVerdicts(const Params& p, const Table& t, double x, const std::stri
   const double rtts = SpreadOf(t, Proto::kMetaRoce, x, t.Metric("back_after_rtts")).median;
   const double errors = SpreadOf(t, Proto::kMetaRoce, x, t.Metric("qp_errors")).max;
   out->push_back({absl::StrFormat("metaroce, %s: throughput after", what),
-                  absl::StrFormat(">= %.2f of before", share), Fmt(ratio),
+                  absl::StrFormat(">= %g x %.2f of before", kBackWithin, share), Fmt(ratio),
                   ratio >= share * kBackWithin});
   out->push_back({absl::StrFormat("metaroce, %s: back within", what), "10 base RTTs",
                   Fmt(rtts) + " RTTs", rtts <= 10});

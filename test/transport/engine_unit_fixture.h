@@ -44,7 +44,12 @@ inline wire::IpAddr PeerIp() { return wire::IpAddr::V4(10, 0, 0, 2); }
 inline wire::MacAddr LocalMac() { return wire::MacAddr{{0x02, 0, 0, 0, 0, 0x01}}; }
 inline wire::MacAddr PeerMac() { return wire::MacAddr{{0x02, 0, 0, 0, 0, 0x02}}; }
 
-/** Defaults of every test: one path, 1 KiB chunks, nothing random in timing. */
+/**
+ * Defaults of every test: one path, 1 KiB chunks. The seed is fixed, but the
+ * engine's random draws (the pacer's phase after an idle spell, for one)
+ * also depend on its OS-random incarnation unless a test sets
+ * cfg.incarnation: a test that depends on them bounds them.
+ */
 inline EngineConfig BaseConfig() {
   EngineConfig cfg;
   cfg.local_ip = LocalIp();
