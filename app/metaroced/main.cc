@@ -8,8 +8,10 @@
 
 #include <getopt.h>
 #include <rte_log.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -102,6 +104,17 @@ int Main(int argc, char** argv) {
   }
   rte_log_set_level(static_cast<uint32_t>(log::LogType()),
                     static_cast<uint32_t>(LevelOf(cfg.log_level)));
+
+  // Every application holds descriptors here (its socket, pidfd, eventfds,
+  // one memfd per ring segment): take the hard limit, as the soft one is
+  // often 1024.
+  rlimit nofile{};
+  if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+    nofile.rlim_cur = nofile.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &nofile) != 0) {
+      MR_LOG(WARNING, "metaroced: cannot raise the descriptor limit: %s", strerror(errno));
+    }
+  }
 
   // Signals are taken by the control thread's signalfd: block them everywhere.
   sigset_t set;

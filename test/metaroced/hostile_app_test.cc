@@ -10,16 +10,19 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -39,7 +42,10 @@ namespace {
 // IBV_* values used below (no verbs.h: this is the daemon's wire, not the API).
 constexpr uint32_t kIbvAccessLocalWrite = 1, kIbvAccessRemoteWrite = 2;
 constexpr uint32_t kIbvWrRdmaWrite = 0, kIbvWrSend = 2, kIbvSendSignaled = 2;
-constexpr uint8_t kIbvWcSuccess = 0;
+constexpr uint8_t kIbvWcSuccess = 0, kIbvWcWrFlushErr = 5;
+constexpr uint8_t kIbvWcRecv = 128;
+// The daemon's descriptor limit as the test starts it: its own raises it to the hard limit.
+constexpr rlim_t kDaemonNofileSoft = 256;
 constexpr uint32_t kIbvEventSrqErr = 14;
 
 /** One application session spoken by hand. */
@@ -163,7 +169,7 @@ struct Endpoint {
   uint32_t cq_depth = 0;
   QpSegment* qps = nullptr;
   size_t qp_bytes = 0;
-  uint32_t sq_depth = 0;
+  uint32_t sq_depth = 0, rq_depth = 0;
   uint32_t lane = 0;  ///< the QP's from RTR on: its doorbells, and its completions in the CQ
 
   void Build(uint32_t cq_entries = 64) {
@@ -195,6 +201,7 @@ struct Endpoint {
     qp = qr.handle;
     qpn = qr.qpn;
     sq_depth = qr.sq_depth;
+    rq_depth = qr.rq_depth;
     qp_bytes = qr.segment_bytes;
     EXPECT_EQ(qr.lane, kNoLane);  // placed at RTR, on its host pair's shard
   }
@@ -243,26 +250,29 @@ struct Endpoint {
     PostWriteToSelf(wr_id, len, to);
     return WaitCompletion();
   }
-  /** Waits (2 s) for a completion; returns its status, or -1. */
   /** The CQ's lane of this QP's completions. */
   CqLane* CqLaneOfQp() const { return LaneOf(cqs, lane); }
-  int WaitCompletion() {
+  /** Waits (2 s) for a completion in this QP's lane; false if none came. */
+  bool WaitEntry(CqEntry* out) {
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
     CqLane* l = CqLaneOfQp();
     while (std::chrono::steady_clock::now() < until) {
       const uint32_t cons = l->cons.v.load();
       if (l->prod.v.load(std::memory_order_acquire) != cons) {
-        const CqEntry* e =
-            reinterpret_cast<const CqEntry*>(reinterpret_cast<uint8_t*>(cqs) +
-                                             CqEntriesOffset(cq_depth, s->lanes(), lane)) +
-            (cons & (cq_depth - 1));
-        const int st = e->status;
+        *out = reinterpret_cast<const CqEntry*>(
+            reinterpret_cast<uint8_t*>(cqs) +
+            CqEntriesOffset(cq_depth, s->lanes(), lane))[cons & (cq_depth - 1)];
         l->cons.v.store(cons + 1, std::memory_order_release);
-        return st;
+        return true;
       }
       std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
-    return -1;
+    return false;
+  }
+  /** Waits (2 s) for a completion; returns its status, or -1. */
+  int WaitCompletion() {
+    CqEntry e;
+    return WaitEntry(&e) ? e.status : -1;
   }
 };
 
@@ -291,9 +301,15 @@ class HostileAppTest : public ::testing::Test {
       const std::string log = dir_ + "/d.log";
       freopen(log.c_str(), "w", stdout);
       freopen(log.c_str(), "a", stderr);
+      rlimit nofile{};
+      getrlimit(RLIMIT_NOFILE, &nofile);
+      nofile.rlim_cur = std::min(nofile.rlim_max, kDaemonNofileSoft);
+      setrlimit(RLIMIT_NOFILE, &nofile);
       execl(MR_METAROCED, "metaroced", "--socket", sock_.c_str(), "--port",
             "udp:ip=127.0.0.1,port=0", "--set", "dataplane.yield_after_idle_polls=16",
-            static_cast<char*>(nullptr));
+            // No EAL (it would raise the descriptor limit itself: see
+            // TheDaemonRaisesItsDescriptorLimitToTheHardOne).
+            "--set", "daemon.telemetry=false", static_cast<char*>(nullptr));
       _exit(127);
     }
     for (int i = 0; i < 100; i++) {
@@ -463,6 +479,62 @@ TEST_F(HostileAppTest, AnotherApplicationsHandlesAndKeysReachNothing) {
 // it must not keep the shard polling: on a host whose cores the application
 // spins on, that CPU is what the application needs to read the ring (the
 // shard once spun on it, and every ib_write_lat hop waited for a 4 ms tick).
+// Receives posted in INIT wait in the ring until RTR places the QP on its
+// host pair's shard; a QP moved to the error state before that completes them
+// with flush errors, as verbs requires.
+TEST_F(HostileAppTest, AQpFailedBeforeRtrFlushesTheReceivesPostedInInit) {
+  Session s(sock_);
+  ASSERT_EQ(s.Hello(), 0);
+  Endpoint a(&s);
+  ASSERT_NO_FATAL_FAILURE(a.Build());
+  RqEntry* rq =
+      reinterpret_cast<RqEntry*>(reinterpret_cast<uint8_t*>(a.qps) + RqOffset(a.sq_depth));
+  for (uint32_t i = 0; i < 3; i++) {
+    rq[i & (a.rq_depth - 1)].wr_id = 100 + i;
+    rq[i & (a.rq_depth - 1)].num_sge = 1;
+    rq[i & (a.rq_depth - 1)].sge[0] = Sge{reinterpret_cast<uint64_t>(a.buf.data()), 64, a.mr.lkey};
+  }
+  a.qps->rq_prod.v.store(3);  // no doorbell: the QP has no lane yet
+  HandleMsg h{a.qp, 0};
+  ASSERT_EQ(s.Call(Op::kSetQpError, &h, sizeof(h)), 0);
+  for (uint64_t want = 100; want < 103; want++) {
+    CqEntry e;
+    ASSERT_TRUE(a.WaitEntry(&e)) << "no completion for receive " << want;
+    EXPECT_EQ(e.wr_id, want);
+    EXPECT_EQ(e.status, kIbvWcWrFlushErr);
+    EXPECT_EQ(e.opcode, kIbvWcRecv);
+    EXPECT_EQ(e.qp_num, a.qpn);
+  }
+  EXPECT_EQ(a.qps->status.v.load(), static_cast<uint32_t>(QpStatus::kError));
+  EXPECT_EQ(a.qps->rq_retired.v.load(), 3u);
+  // Once failed, it cannot be connected.
+  ConnectQpReq c;
+  c.qp = a.qp;
+  c.dest_qpn = a.qpn;
+  c.dest_gid[10] = c.dest_gid[11] = 0xff;
+  c.dest_gid[12] = 127;
+  c.dest_gid[15] = 1;
+  EXPECT_EQ(s.Call(Op::kConnectQp, &c, sizeof(c)), EINVAL);
+}
+
+// Every application holds descriptors in the daemon (its socket, pidfd,
+// eventfds, one memfd per ring segment), more than a soft limit of 1024
+// allows for a few hundred: the daemon takes its hard limit.
+TEST_F(HostileAppTest, TheDaemonRaisesItsDescriptorLimitToTheHardOne) {
+  std::ifstream f("/proc/" + std::to_string(pid_) + "/limits");
+  std::string line;
+  bool seen = false;
+  while (std::getline(f, line)) {
+    if (line.rfind("Max open files", 0) != 0) continue;
+    seen = true;
+    unsigned long long soft = 0, hard = 0;
+    ASSERT_EQ(std::sscanf(line.c_str() + 14, "%llu %llu", &soft, &hard), 2) << line;
+    EXPECT_EQ(soft, hard) << line;
+    EXPECT_GT(soft, kDaemonNofileSoft) << line;
+  }
+  EXPECT_TRUE(seen);
+}
+
 TEST_F(HostileAppTest, AFullCompletionRingThatIsNotReadCostsTheDaemonNoCpu) {
   Session s(sock_);
   ASSERT_EQ(s.Hello(), 0);
