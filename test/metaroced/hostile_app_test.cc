@@ -48,6 +48,17 @@ constexpr uint8_t kIbvWcRecv = 128;
 constexpr rlim_t kDaemonNofileSoft = 256;
 constexpr uint32_t kIbvEventSrqErr = 14;
 
+/** The RTR of QP @p qp to QP @p dest_qpn on this host (127.0.0.1). */
+ConnectQpReq LoopbackRtr(uint32_t qp, uint32_t dest_qpn) {
+  ConnectQpReq c;
+  c.qp = qp;
+  c.dest_qpn = dest_qpn;
+  c.dest_gid[10] = c.dest_gid[11] = 0xff;
+  c.dest_gid[12] = 127;
+  c.dest_gid[15] = 1;
+  return c;
+}
+
 /** One application session spoken by hand. */
 class Session {
  public:
@@ -210,12 +221,7 @@ struct Endpoint {
     if (qps != nullptr) munmap(qps, qp_bytes);
   }
   void Connect(uint32_t peer_qpn) {
-    ConnectQpReq c;
-    c.qp = qp;
-    c.dest_qpn = peer_qpn;
-    c.dest_gid[10] = c.dest_gid[11] = 0xff;
-    c.dest_gid[12] = 127;
-    c.dest_gid[15] = 1;
+    const ConnectQpReq c = LoopbackRtr(qp, peer_qpn);
     std::vector<uint8_t> rep;
     ASSERT_EQ(s->Call(Op::kConnectQp, &c, sizeof(c), &rep), 0);
     ConnectQpRep cr;
@@ -508,12 +514,7 @@ TEST_F(HostileAppTest, AQpFailedBeforeRtrFlushesTheReceivesPostedInInit) {
   EXPECT_EQ(a.qps->status.v.load(), static_cast<uint32_t>(QpStatus::kError));
   EXPECT_EQ(a.qps->rq_retired.v.load(), 3u);
   // Once failed, it cannot be connected.
-  ConnectQpReq c;
-  c.qp = a.qp;
-  c.dest_qpn = a.qpn;
-  c.dest_gid[10] = c.dest_gid[11] = 0xff;
-  c.dest_gid[12] = 127;
-  c.dest_gid[15] = 1;
+  const ConnectQpReq c = LoopbackRtr(a.qp, a.qpn);
   EXPECT_EQ(s.Call(Op::kConnectQp, &c, sizeof(c)), EINVAL);
 }
 
@@ -634,12 +635,7 @@ TEST_F(HostileAppTest, AnSrqRingLongerThanTheEngineSrqMovesInAsReceivesAreConsum
   CreateQpRep qr;
   QpSegment* seg = nullptr;
   ASSERT_EQ(s.CreateMapped(Op::kCreateQp, &q, sizeof(q), &qr, &seg), 0);
-  ConnectQpReq c;
-  c.qp = qr.handle;
-  c.dest_qpn = a.qpn;
-  c.dest_gid[10] = c.dest_gid[11] = 0xff;
-  c.dest_gid[12] = 127;
-  c.dest_gid[15] = 1;
+  const ConnectQpReq c = LoopbackRtr(qr.handle, a.qpn);
   ASSERT_EQ(s.Call(Op::kConnectQp, &c, sizeof(c)), 0);
   ASSERT_NO_FATAL_FAILURE(a.Connect(qr.qpn));
   for (uint32_t i = 0; i < 3; i++) {

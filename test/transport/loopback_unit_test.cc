@@ -51,6 +51,15 @@ class LoopbackTest : public ::testing::Test {
     ASSERT_TRUE(eng_->ConnectQp(end_[1].qpn, self, end_[0].qpn).ok());
   }
 
+  // Restarts with QP numbers ending in 5 over 4 bits.
+  void StartTagged() {
+    EngineConfig cfg;
+    cfg.qpn_tag_bits = 4;
+    cfg.qpn_tag = 5;
+    eng_.reset();
+    Start(cfg);
+  }
+
   uint64_t Va(int side, size_t off) {
     return reinterpret_cast<uint64_t>(end_[side].buf.data()) + off;
   }
@@ -213,11 +222,7 @@ TEST_F(LoopbackTest, UnreachableRequesterMemoryIsALocalProtectionError) {
 }
 
 TEST_F(LoopbackTest, QpNumbersCarryTheirTagAndFitIn24Bits) {
-  EngineConfig cfg;
-  cfg.qpn_tag_bits = 4;
-  cfg.qpn_tag = 5;
-  eng_.reset();
-  Start(cfg);
+  ASSERT_NO_FATAL_FAILURE(StartTagged());
   for (int i = 0; i < 200; i++) {
     QpAttr qa;
     qa.pd = end_[0].pd;
@@ -239,11 +244,7 @@ TEST_F(LoopbackTest, QpNumbersCarryTheirTagAndFitIn24Bits) {
 }
 
 TEST_F(LoopbackTest, AQpTakesTheNumberItsCallerChose) {
-  EngineConfig cfg;
-  cfg.qpn_tag_bits = 4;
-  cfg.qpn_tag = 5;
-  eng_.reset();
-  Start(cfg);
+  ASSERT_NO_FATAL_FAILURE(StartTagged());
   QpAttr qa;
   qa.pd = end_[0].pd;
   qa.send_cq = qa.recv_cq = end_[0].cq;

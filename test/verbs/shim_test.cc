@@ -237,6 +237,16 @@ struct Pair {
     return wr;
   }
 
+  // A PD and the two regions on @p c, completing into @p cqx; no QP yet.
+  bool SetupOnCq(ibv_context* c, ibv_cq_ex* cqx) {
+    ctx = c;
+    pd = ibv_alloc_pd(ctx);
+    cq = ibv_cq_ex_to_cq(cqx);
+    src_mr = ibv_reg_mr(pd, src.data(), kBuf, IBV_ACCESS_LOCAL_WRITE);
+    dst_mr = ibv_reg_mr(pd, dst.data(), kBuf, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+    return pd != nullptr && src_mr != nullptr && dst_mr != nullptr;
+  }
+
   // Polls until a completion of @p opcode, skipping others (5 s at most).
   bool PollFor(ibv_wc_opcode opcode, ibv_wc* wc) {
     for (int i = 0; i < 500000; i++) {
@@ -476,11 +486,7 @@ TEST_F(ShimTest, ExtendedCq) {
   ibv_cq_ex* cqx = ibv_create_cq_ex(ctx, &ca);
   ASSERT_NE(cqx, nullptr);
   Pair p;
-  p.ctx = ctx;
-  p.pd = ibv_alloc_pd(ctx);
-  p.cq = ibv_cq_ex_to_cq(cqx);
-  p.src_mr = ibv_reg_mr(p.pd, p.src.data(), kBuf, IBV_ACCESS_LOCAL_WRITE);
-  p.dst_mr = ibv_reg_mr(p.pd, p.dst.data(), kBuf, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+  ASSERT_TRUE(p.SetupOnCq(ctx, cqx));
   p.a = p.NewQp(8);
   ASSERT_NE(p.a, nullptr);
   ASSERT_EQ(Pair::ToInit(p.a), 0);
@@ -531,11 +537,7 @@ TEST_F(ShimTest, OneCqTakesTheCompletionsOfQpsOnEveryLane) {
   ibv_cq_ex* cqx = ibv_create_cq_ex(ctx, &ca);
   ASSERT_NE(cqx, nullptr);
   Pair p;
-  p.ctx = ctx;
-  p.pd = ibv_alloc_pd(ctx);
-  p.cq = ibv_cq_ex_to_cq(cqx);
-  p.src_mr = ibv_reg_mr(p.pd, p.src.data(), kBuf, IBV_ACCESS_LOCAL_WRITE);
-  p.dst_mr = ibv_reg_mr(p.pd, p.dst.data(), kBuf, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+  ASSERT_TRUE(p.SetupOnCq(ctx, cqx));
   constexpr int kQps = 3, kEach = 5;
   ibv_qp* qps[kQps];
   for (ibv_qp*& q : qps) {
