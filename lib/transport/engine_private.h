@@ -271,6 +271,8 @@ struct Connection {
   uint32_t next_path = 0;        ///< spraying round robin
   TimeNs delivered_sent_at = 0;  ///< newest send time of a data packet the peer acknowledged
   uint64_t spray_full = 0;  ///< the credit that sends a packet: the widest path window (PickPath)
+  /** With several planes, the widest window of each plane's paths (PickPath). */
+  std::array<uint64_t, wire::kMaxPlanes> spray_plane_full{};
   /**
    * Paths in kFailed and paths with plb_probe_due (SetPathState(),
    * SetPlbProbeDue()): a visit looks for probes to send only when there
@@ -780,8 +782,11 @@ class EngineImpl {
   TxPath* PickPath(Connection* c, int prefer, int avoid = -1, bool probe = false);
   /** Sending one more on @p p would leave an ACK held at the receiver while the window waits. */
   bool ClosesWindow(const Connection* c, const TxPath& p) const;
-  /** The largest congestion window of @p c's active paths: a full turn's credit (PickPath). */
-  static uint64_t WidestWindow(const Connection* c);
+  /**
+   * The largest congestion window of @p c's active paths, a full turn's
+   * credit, and with several planes each plane's largest (PickPath).
+   */
+  static void SprayWidths(Connection* c);
   /** What SendChunk did. */
   enum class Sent : uint8_t { kOk, kNoRoom, kGone };
   Sent SendChunk(TimeNs now, Connection* c, TxPath* path, MsgRef ref, uint32_t chunk, RetxKind kind,

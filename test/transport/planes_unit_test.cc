@@ -139,6 +139,34 @@ TEST_F(Planes, TheHandshakeNamesThePlanesAndPlaneOneIsProbedBeforeItCarriesData)
   EXPECT_EQ(on_plane1, 2);
 }
 
+// Across planes the spraying gives each plane its share; within a plane it
+// follows the windows. Window weights across planes let the windows' history
+// starve a plane for good: a cut path whose connection's window is the limit
+// never fills its own window again, so it never grows back (mr-sim's planes
+// kept 0.88 of 8 x one plane at 8 planes, 0.96 with this).
+TEST_F(Planes, EachPlaneKeepsItsShareOfTheSprayingWhateverItsPathsWindows) {
+  EngineConfig cfg = BaseConfig();
+  cfg.num_paths = 4;
+  Open(true, cfg);
+  for (const Packet& p : Drain(now_)) {
+    if (p.type == PacketType::kProbe) Feed(ReplyTo(p), PeerPlane1());
+  }
+  ASSERT_TRUE(Path(1).active);
+  ASSERT_TRUE(Path(3).active);
+  // Plane 0's paths (0 and 2) have windows of 64 and 32 KiB, plane 1's 16 and 16.
+  constexpr uint32_t kWindow[4] = {64 * 1024, 16 * 1024, 32 * 1024, 16 * 1024};
+  for (uint16_t i = 0; i < 4; i++) EnginePeer::Tx(*eng_, eng_conn_, i)->cc.cwnd = kWindow[i];
+  std::vector<wire::FrameInfo> infos;
+  const std::vector<Packet> data = WriteChunks(14, &infos);
+  ASSERT_EQ(data.size(), 14u);
+  uint32_t on[4] = {};
+  for (const Packet& p : data) on[p.path_id]++;
+  // Weights against each plane's widest: 1, 1, 1/2, 1.
+  EXPECT_EQ(on[1] + on[3], 8u) << on[0] << " " << on[1] << " " << on[2] << " " << on[3];
+  EXPECT_EQ(on[0] + on[2], 6u);
+  EXPECT_EQ(on[0], 2 * on[2]);
+}
+
 // A plane's frames go to the MAC the peer's frames last came from on that
 // plane (its next hop there), even after frames were sent with an older one.
 TEST_F(Planes, FramesOnAPlaneFollowTheMacItsFramesComeFrom) {
