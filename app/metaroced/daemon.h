@@ -421,6 +421,11 @@ struct AppPart {
   /** Handles of the QPs and SRQs marked stalled: an iteration retries these, not every object. */
   std::vector<uint32_t> stalled_qps, stalled_srqs;
   ipc::AppLane* lane() const { return app->lane(shard); }
+  /**
+   * Whether a QP or SRQ of it lives here: only then can its doorbells come to
+   * this shard's lane, so a shard polls and sleeps on the parts that hold one.
+   */
+  bool Holds() const { return qps.size() + srqs.size() != 0; }
 };
 
 /**

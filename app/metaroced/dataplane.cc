@@ -123,7 +123,9 @@ void ShardService::Iterate() {
     }
     cv_.notify_all();
   }
-  for (AppPart* part : parts_) did |= PollPart(part) != 0;
+  for (AppPart* part : parts_) {
+    if (part->Holds()) did |= PollPart(part) != 0;
+  }
   // Completions: CQs the engine filled, then those still waiting for ring room.
   std::array<uint32_t, 64> ready;
   for (;;) {
@@ -194,10 +196,13 @@ void ShardService::MaybeSleep(bool did_work) {
 }
 
 void ShardService::WaitForEvents(int rx_fd, transport::TimeNs timeout_ns) {
-  for (AppPart* part : parts_) part->lane()->shard_asleep.v.store(1, std::memory_order_seq_cst);
+  for (AppPart* part : parts_) {
+    if (part->Holds()) part->lane()->shard_asleep.v.store(1, std::memory_order_seq_cst);
+  }
   bool pending = has_work_.load(std::memory_order_seq_cst);
   for (AppPart* part : parts_) {
-    pending |= part->lane()->db_prod.v.load(std::memory_order_seq_cst) != part->db_cons;
+    pending |=
+        part->Holds() && part->lane()->db_prod.v.load(std::memory_order_seq_cst) != part->db_cons;
   }
   if (!pending) {
     // The port, the shard's own kick (handed-over work) and each
@@ -206,7 +211,7 @@ void ShardService::WaitForEvents(int rx_fd, transport::TimeNs timeout_ns) {
     wait_fds_.push_back({rx_fd, POLLIN, 0});
     wait_fds_.push_back({kick_fd_, POLLIN, 0});
     for (const AppPart* part : parts_) {
-      wait_fds_.push_back({part->app->kick_efds[index_], POLLIN, 0});
+      if (part->Holds()) wait_fds_.push_back({part->app->kick_efds[index_], POLLIN, 0});
     }
     const timespec ts = Timespec(timeout_ns);
     if (ppoll(wait_fds_.data(), wait_fds_.size(), &ts, nullptr) > 0) {
