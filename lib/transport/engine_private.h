@@ -845,6 +845,8 @@ class EngineImpl {
   void PathTimeout(TimeNs now, Connection* c, TxPath* path, TimeNs age);
   /** @p path fell silent while the others answered: failed, and probed on a fresh port at once. */
   void Reroute(TimeNs now, Connection* c, TxPath* path);
+  /** @p p has delivered nothing sent at or after its newest data packet, and is quiet. */
+  bool Silent(const TxPath& p, TimeNs now) const;
   /** How long after its last probe a failed path is probed again. */
   TimeNs ProbeWait(const TxPath& p) const;
   TimeNs TlpWait(const TxPath& p) const;

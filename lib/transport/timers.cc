@@ -30,6 +30,17 @@ TimeNs EngineImpl::TlpWait(const TxPath& p) const {
   return std::max<TimeNs>(2 * p.srtt + held, cfg.tlp_min_ns);
 }
 
+bool EngineImpl::Silent(const TxPath& p, TimeNs now) const {
+  // Nothing settled since the newest packet left; or only packets older
+  // than it, and nothing for a probe's wait since. A route that died under
+  // load delivers what was sent before, and those ACKs come in after the
+  // path's window filled and its newest left: taken as life, they held
+  // about one dark path in seven until its third RTO, 0.45 ms later
+  // (mr-sim spine).
+  if (p.progress_at < p.last_sent_at) return true;
+  return p.delivered_sent_at < p.last_sent_at && p.progress_at + TlpWait(p) <= now;
+}
+
 TimeNs EngineImpl::TlpDeadline(const TxPath& p) const { return p.last_sent_at + TlpWait(p); }
 
 TimeNs EngineImpl::RescueDeadline(const TxPath& p) const { return p.last_sent_at + 2 * TlpWait(p); }
@@ -150,7 +161,7 @@ void EngineImpl::ConnTimers(TimeNs now, Connection* c) {
       // Send the newest chunk once more on another path, so the operation
       // completes now, and the other path's progress while this one stays
       // silent marks this one as the problem at its RTO.
-      if (path.progress_at < path.last_sent_at) {
+      if (Silent(path, now)) {
         if (OthersProgressedSince(c, path, path.last_sent_at)) {
           // Silent while other paths delivered packets sent after its newest
           // one: this path's route (a dark link or plane, either way) lost
