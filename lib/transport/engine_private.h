@@ -313,6 +313,7 @@ struct Connection {
   bool pace_armed = false;  ///< pace_at is a deadline: set by a send, cleared by the visit after
   TimeNs all_failed_since = kNever;
   TimeNs last_reroute_at = kNever;  ///< a path of it was last rerouted (Reroute)
+  bool pace_phase_due = false;      ///< the pacer draws its random phase at the next send
   // The delay signal (congestion.cc): queueing is RTT above the base.
   TimeNs base_rtt = kNever;  ///< smallest RTT sample of any of its paths
   TimeNs base_rtt_at = 0;    ///< taken at; renewed when older than config::kCcBaseRttWindowNs
@@ -555,11 +556,13 @@ class EngineImpl {
   uint32_t share_mbps = 0;              ///< the level ACKs carry (0: none measured yet)
   std::vector<uint32_t> share_senders;  ///< connections with data in the interval
   size_t share_last_senders = 0;        ///< how many the level was computed over
+  size_t share_pushed_senders = 0;      ///< share_senders' size when shares were last pushed
   FairShareLimited share_last_limited;  ///< of those, limited elsewhere (what they used)
   /** The allocation interval: kFairShareIntervalNs, longer for many senders
    * (kFairSharePktsPerSender). */
   TimeNs ShareIntervalNs() const;
-  std::vector<uint64_t> share_rates_;  ///< scratch
+  std::vector<uint64_t> share_rates_;     ///< scratch
+  std::vector<uint32_t> share_measured_;  ///< scratch: the senders RollShare measured
 
  private:
   // ---- planes (planes.cc) ----
@@ -697,7 +700,7 @@ class EngineImpl {
   /** Takes @p c off the senders at once (it only receives). */
   void UnlistReceiver(Connection* c);
   /** The hint of an opening the peer sent (REQ with a cookie, ACCEPT), where it carries one. */
-  void TakeOpeningHint(TimeNs now, Connection* c, const wire::ConnBody& b);
+  void TakeOpeningHint(Connection* c, const wire::ConnBody& b);
   uint32_t HintFor(TimeNs now, const Connection* c) const;  ///< rate_hint of an ACK to c
   /** While new senders outnumber those the level was computed over: C / senders (else 0). */
   uint32_t EqualPartMbps() const;

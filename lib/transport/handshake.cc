@@ -265,7 +265,7 @@ void EngineImpl::HandleConn(TimeNs now, const wire::FrameInfo& from, const wire:
       if (c->state == ConnState::kEstablished && c->peer_incarnation == b.incarnation) {
         // A simultaneous open: the peer's request established the connection,
         // and this answer to ours comes after it with a newer share.
-        TakeOpeningHint(now, c, b);
+        TakeOpeningHint(c, b);
         break;
       }
       if (c->state != ConnState::kConnecting) break;
@@ -274,7 +274,7 @@ void EngineImpl::HandleConn(TimeNs now, const wire::FrameInfo& from, const wire:
         break;
       }
       Establish(now, c, b);
-      TakeOpeningHint(now, c, b);
+      TakeOpeningHint(c, b);
       PushShareTo(c);  // our request carried its part; more senders may have come since
       break;
     case PacketType::kConnReject:
@@ -372,7 +372,7 @@ void EngineImpl::HandleConnReq(TimeNs now, const wire::FrameInfo& from, const wi
   // our ACCEPT), and counts in the shares of those that come with it.
   c->accept_pending = true;
   c->accept_nonce = b.nonce;
-  TakeOpeningHint(now, c, b);
+  TakeOpeningHint(c, b);
   if (c->peer_reads_hint) ExpectSender(now, c);
   for (uint32_t qpn : moving) MoveQp(FindQp(qpn), old, c);
 }

@@ -519,6 +519,7 @@ TimeNs EngineImpl::RollShare(TimeNs now) {
   // wanting, they get an equal share from their first ACK.
   const bool silence = span >= 2 * interval;
   share_rates_.clear();
+  share_measured_.clear();
   uint64_t all_bytes = 0, ce_bytes = 0;
   for (uint32_t id : share_senders) {
     Connection* s = FindConn(id);
@@ -545,15 +546,26 @@ TimeNs EngineImpl::RollShare(TimeNs now) {
     s->share_measured_at = now;
     s->share_bytes = 0;
     s->share_listed = false;
-    s->share_until = now + 2 * interval;
+    share_measured_.push_back(id);
   }
   share_last_senders = share_rates_.size();
-  share_senders.clear();
   const uint64_t drain = ShareDrainMbps(cfg.rx_capacity_mbps, all_bytes, ce_bytes);
   share_mbps =
       FairShareMbps(cfg.rx_capacity_mbps - drain, share_rates_, share_mbps, &share_last_limited);
   share_from = now;
-  return interval;
+  // Senders are held to their shares for two intervals from their last
+  // listing, and are listed once an interval: twice the interval that
+  // starts now, which grows with the senders. Twice the one that ended
+  // (20 us before 127 senders made it 83 us) left the sender whose packet
+  // ended it unheld 40 us later, and its ACKs said "no limit" for the rest
+  // of the interval (mr-sim incast, 127 senders: 2 BDPs at the receiver).
+  const TimeNs next = ShareIntervalNs();
+  share_senders.clear();
+  share_pushed_senders = 0;
+  for (uint32_t id : share_measured_) {
+    if (Connection* s = FindConn(id)) s->share_until = now + 2 * next;
+  }
+  return next;
 }
 
 void EngineImpl::ListSender(TimeNs now, Connection* c, TimeNs interval) {
@@ -587,14 +599,18 @@ void EngineImpl::UnlistReceiver(Connection* c) {
 
 void EngineImpl::PushShares() {
   // New senders split the capacity equally (HintFor): those told more than
-  // twice the new part in an opening or an ACK learn it now from an ACK of
-  // its own, half a round trip sooner than from the ACK of their next data.
-  // New senders starting together are told C, C/2, ... C/k as they come:
-  // until they hear, they send ln(k) times the link. Looked at each time the
-  // senders double, so that each sender costs O(1) work and O(1) ACKs per
-  // doubling.
+  // the new part (config::kFairSharePushStepPct over it) in an opening or an
+  // ACK learn it now from an ACK of their own, half a round trip sooner than
+  // from the ACK of their next data. New senders starting together are told
+  // C, C/2, ... C/k as they come: until they hear, they send ln(k) times the
+  // link. Looked at each time the senders grow by that step, so that each
+  // sender costs O(1) work and O(1) ACKs per step.
   const size_t n = share_senders.size();
-  if (n < 4 || (n & (n - 1)) != 0 || EqualPartMbps() == 0) return;
+  if (n < 4 || n * 100 < share_pushed_senders * (100 + config::kFairSharePushStepPct) ||
+      EqualPartMbps() == 0) {
+    return;
+  }
+  share_pushed_senders = n;
   for (uint32_t id : share_senders) {
     if (Connection* s = FindConn(id)) PushShareTo(s);
   }
@@ -609,7 +625,7 @@ void EngineImpl::PushShareTo(Connection* s) {
   const uint64_t part = EqualPartMbps();
   if (part == 0) return;
   const uint64_t told = s->hint_sent_mbps == 0 ? UINT32_MAX : s->hint_sent_mbps;
-  if (told <= 2 * part) return;
+  if (told * 100 <= part * (100 + config::kFairSharePushStepPct)) return;
   s->rx_paths[0].ack_now = true;
   MarkAckPending(s, 0);
   Touch(s);
@@ -628,7 +644,7 @@ void EngineImpl::ExpectSender(TimeNs now, Connection* c) {
   ListSender(now, c, RollShare(now));
 }
 
-void EngineImpl::TakeOpeningHint(TimeNs now, Connection* c, const wire::ConnBody& b) {
+void EngineImpl::TakeOpeningHint(Connection* c, const wire::ConnBody& b) {
   c->peer_reads_hint = (b.capabilities & wire::caps::kRateHint) != 0;
   if (!c->peer_reads_hint) return;
   c->peer_hint_mbps = b.rate_hint_mbps;
@@ -637,13 +653,18 @@ void EngineImpl::TakeOpeningHint(TimeNs now, Connection* c, const wire::ConnBody
   // pacers started in step stay in step: 32 senders' packets arrived at the
   // receiver in bursts of 32 and its queue marked half of them at 91 % of
   // the link (the simulated fabric has no jitter of its own). The first
-  // packet waits a random part of one packet's time at the new rate.
-  if (c->pace_mbps != 0 && c->pace_at <= now) StartAtRandomPhase(now, c);
+  // packet waits a random part of one packet's time at the new rate, drawn
+  // when it goes (TxNewData): drawn here, the phase was spent by a sender
+  // whose data came later than it, and the senders of an incast that opened
+  // together and wrote a few microseconds later sent their first packets
+  // in the same instant (63 senders: 1.6 BDPs at the receiver).
+  c->pace_phase_due = true;
 }
 
 void EngineImpl::StartAtRandomPhase(TimeNs now, Connection* c) {
   c->pace_at = now + rng.Below(PacketGapNs(c) + 1);
   c->pace_armed = true;
+  c->pace_phase_due = false;
 }
 
 uint32_t EngineImpl::HintFor(TimeNs now, const Connection* c) const {

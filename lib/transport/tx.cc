@@ -638,14 +638,14 @@ void EngineImpl::TxNewData(Connection* c, TxTurn& t) {
       FeedTx(c, qp);
     }
   };
-  // A connection paced to its hint that starts sending again after an idle
-  // spell starts at a random phase, as one started by an opening does
-  // (TakeOpeningHint): the QPs of a collective post together, and 32
-  // senders whose first packets left in the same instant built 1.1 BDPs at
-  // their receiver (mr-sim incast, 400 Gbit/s; 0.15 with the phase). (Window
-  // pacing keeps its credit after a pause instead.)
+  // A connection paced to its hint that starts sending after its opening
+  // (TakeOpeningHint) or again after an idle spell starts at a random
+  // phase: the QPs of a collective post together, and 32 senders whose
+  // first packets left in the same instant built 1.1 BDPs at their receiver
+  // (mr-sim incast, 400 Gbit/s; 0.15 with the phase). (Window pacing keeps
+  // its credit after a pause instead.)
   if (c->pace_mbps != 0 && c->pace_burst_bytes == 0 && c->inflight == 0 && !c->ready.empty() &&
-      c->pace_at + PacketGapNs(c) < t.now) {
+      (c->pace_phase_due || c->pace_at + PacketGapNs(c) < t.now)) {
     StartAtRandomPhase(t.now, c);
   }
   while (!c->ready.empty() && !t.full() && !Paced(c, t.now)) {

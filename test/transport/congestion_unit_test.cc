@@ -6,6 +6,8 @@
 // in one engine: a CE mark trims the path that saw it, and the next packets
 // go to the paths that are clear.
 
+#include <algorithm>
+#include <map>
 #include <set>
 #include <vector>
 
@@ -619,6 +621,26 @@ TEST_F(CongestionTest, ANewSendersFirstIntervalSaysNothingOfItsDemand) {
   EXPECT_EQ(d.limited, 1u);
 }
 
+// A sender is held to its share for two intervals from its listing, and is
+// listed once an interval: twice the interval that its packet starts, which
+// grows with the senders (here one sender at 1 Gbit/s: eight full packets'
+// time, far above kFairShareIntervalNs). Twice the interval that ended left
+// the sender whose packet ended it unheld before the next one, and its ACKs
+// said "no limit" (mr-sim incast, 127 senders: 2 BDPs at the receiver).
+TEST_F(CongestionTest, TheSenderWhosePacketEndsAnIntervalIsHeldToItsShareForAllOfTheNext) {
+  EngineConfig cfg = BaseConfig();
+  cfg.rx_capacity_mbps = 1'000;
+  ASSERT_NO_FATAL_FAILURE(Start(cfg));
+  FeedWritesFor(1);  // listed in the first interval
+  now_ += config::kFairShareIntervalNs;
+  FeedWritesFor(1);  // ends it: measured, and listed in the next
+  now_ += 3 * config::kFairShareIntervalNs;
+  Packet w = SmallWrite(0, feed_psn_, feed_psn_, feed_psn_);
+  w.flags = wire::flags::kAckReq;
+  Feed(w);
+  EXPECT_EQ(OnlyAck(Drain(now_)).ack.rate_hint_mbps, 1'000u);
+}
+
 // Nor does an interval that spans a silence: a sender that was limited
 // elsewhere, then quiet for 1 ms, counts as wanting more when it comes back
 // (restarting incasts were handed nearly the whole link otherwise).
@@ -777,35 +799,52 @@ TEST_F(CongestionTest, TheAcceptCarriesAnEqualPartAmongTheSendersThatAreComing) 
 }
 
 // New senders are told C, C/2, ... C/k in their openings as they come;
-// each time the senders double, those told more than twice the new equal
-// part get it at once in an ACK of its own (which echoes no timestamp: its
-// path has received nothing), not an RTT later with their data's ACK.
-TEST_F(CongestionTest, SendersToldMoreThanTwiceTheirPartHearItAtOnceWhenTheSendersDouble) {
+// each time the senders have grown by a quarter since the last telling
+// (config::kFairSharePushStepPct), those told more than a quarter over the
+// new equal part get it at once in an ACK of its own (which echoes no
+// timestamp: its path has received nothing), not an RTT later with their
+// data's ACK. At every doubling and over twice the part (before), 63
+// senders opening together were told C/32 to C/63: 0.72 BDPs at the
+// receiver in mr-sim's incast.
+TEST_F(CongestionTest, SendersToldOverTheirPartHearItAtOnceAsTheSendersGrow) {
+  static_assert(config::kFairSharePushStepPct == 25, "the openings below follow the 25 % steps");
   ASSERT_NO_FATAL_FAILURE(StartHinting());
   only_to_peer_ = false;
   std::vector<Packet> acc;
-  for (uint16_t port = 5001; port <= 5004; port++) {
+  std::map<uint16_t, std::vector<Packet>> pushed;  // opening -> the ACKs it caused
+  for (uint16_t port = 5001; port <= 5007; port++) {
     Packet req = PeerReq(0x3000 + port, 0x3000 + port, port);
     req.conn.capabilities = wire::caps::kRateHint;
     std::vector<Packet> out = OpenAsPeer(req);
     for (const Packet& p : OfType(out, PacketType::kConnAccept)) acc.push_back(p);
-    if (port < 5004) {
-      EXPECT_TRUE(OfType(out, PacketType::kAck).empty()) << port;
-      continue;
-    }
-    // The fourth: the first sender, told C, hears C/4; the second (C/2) is within twice it.
-    const std::vector<Packet> acks = OfType(out, PacketType::kAck);
-    ASSERT_EQ(acks.size(), 1u);
-    EXPECT_EQ(acks[0].dst_conn_id, 0x3000u + 5001);
-    EXPECT_EQ(acks[0].ack.rate_hint_mbps, kCapacityMbps / 4);
-    EXPECT_EQ(acks[0].ack.ack_delay_ns, wire::kAckNoEcho);
-    EXPECT_EQ(acks[0].ack.cum_psn, 0u);
-    EXPECT_FALSE(acks[0].ack.has_sack);
+    pushed[port] = OfType(out, PacketType::kAck);
   }
-  ASSERT_EQ(acc.size(), 4u);
-  EXPECT_EQ(acc[0].conn.rate_hint_mbps, kCapacityMbps);
-  EXPECT_EQ(acc[3].conn.rate_hint_mbps, kCapacityMbps / 4);
-  EXPECT_EQ(eng_->stats().share_pushes, 1u);
+  ASSERT_EQ(acc.size(), 7u);
+  for (size_t k = 0; k < acc.size(); k++) {
+    EXPECT_EQ(acc[k].conn.rate_hint_mbps, kCapacityMbps / (k + 1)) << k;
+  }
+  auto told = [&](uint16_t port) {
+    std::vector<std::pair<uint32_t, uint32_t>> v;  // (connection, hint)
+    for (const Packet& a : pushed[port]) {
+      EXPECT_EQ(a.ack.ack_delay_ns, wire::kAckNoEcho);
+      EXPECT_EQ(a.ack.cum_psn, 0u);
+      EXPECT_FALSE(a.ack.has_sack);
+      v.emplace_back(a.dst_conn_id, a.ack.rate_hint_mbps);
+    }
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  const auto c = [](uint16_t port) { return 0x3000u + port; };
+  const uint32_t q4 = kCapacityMbps / 4, q7 = kCapacityMbps / 7;
+  for (uint16_t port : {5001, 5002, 5003, 5005, 5006}) EXPECT_TRUE(pushed[port].empty()) << port;
+  // The fourth: C, C/2 and C/3 are over 1.25 x C/4.
+  using V = std::vector<std::pair<uint32_t, uint32_t>>;
+  EXPECT_EQ(told(5004), (V{{c(5001), q4}, {c(5002), q4}, {c(5003), q4}}));
+  // The fifth and sixth are within a quarter of the fourth; at the seventh,
+  // C/4 and C/5 are over 1.25 x C/7, C/6 is not.
+  EXPECT_EQ(told(5007),
+            (V{{c(5001), q7}, {c(5002), q7}, {c(5003), q7}, {c(5004), q7}, {c(5005), q7}}));
+  EXPECT_EQ(eng_->stats().share_pushes, 8u);
 }
 
 // The sender's side of such an ACK: the hint is taken, and no RTT sample
@@ -925,6 +964,29 @@ TEST_F(CongestionTest, APacerStartedByAnOpeningStartsAtARandomPhase) {
     const std::vector<Packet> now_out = OfType(Drain(now_), PacketType::kWrite);
     const TimeNs wait = now_out.empty() ? eng_->NextDeadline() - now_ : 0;
     // At most one full packet's time at 1 Gbit/s (the largest header stack over max_payload).
+    EXPECT_LE(wait, TimeNs{FullPacketBytes()} * 8);
+    waits.insert(wait);
+  }
+  EXPECT_GE(waits.size(), 4u);
+}
+
+// ... drawn when its first data goes: drawn at the opening, the phase was
+// spent by a sender whose data came later than one packet's time after it
+// (the senders of mr-sim's incast open together and write a few
+// microseconds later: 63 of them sent their first packets in the same
+// instant, 1.6 BDPs at their receiver).
+TEST_F(CongestionTest, APacerStartedByAnOpeningDrawsItsPhaseWhenItsFirstDataGoes) {
+  std::set<TimeNs> waits;
+  for (uint64_t seed = 1; seed <= 8; seed++) {
+    EngineConfig cfg = BaseConfig();
+    cfg.seed = seed;
+    peer_open_hint_mbps_ = 1'000;
+    ASSERT_NO_FATAL_FAILURE(Start(cfg));
+    // Just over one full packet's time at 1 Gbit/s after the opening.
+    now_ += TimeNs{FullPacketBytes()} * 8 + 1;
+    ASSERT_NO_FATAL_FAILURE(PostWrites(0, 1));
+    const std::vector<Packet> now_out = OfType(Drain(now_), PacketType::kWrite);
+    const TimeNs wait = now_out.empty() ? eng_->NextDeadline() - now_ : 0;
     EXPECT_LE(wait, TimeNs{FullPacketBytes()} * 8);
     waits.insert(wait);
   }
