@@ -952,45 +952,32 @@ TEST_F(CongestionTest, AnAcceptAfterASimultaneousOpenBringsTheNewerShare) {
 
 // Pacers started by openings that arrive together would stay in step: the
 // first packet waits a random part of one packet's time at the new rate,
-// so that the senders' packets do not reach the receiver in bursts.
-TEST_F(CongestionTest, APacerStartedByAnOpeningStartsAtARandomPhase) {
-  std::set<TimeNs> waits;
-  for (uint64_t seed = 1; seed <= 8; seed++) {
-    EngineConfig cfg = BaseConfig();
-    cfg.seed = seed;
-    peer_open_hint_mbps_ = 1'000;
-    ASSERT_NO_FATAL_FAILURE(Start(cfg));
-    ASSERT_NO_FATAL_FAILURE(PostWrites(0, 1));
-    const std::vector<Packet> now_out = OfType(Drain(now_), PacketType::kWrite);
-    const TimeNs wait = now_out.empty() ? eng_->NextDeadline() - now_ : 0;
-    // At most one full packet's time at 1 Gbit/s (the largest header stack over max_payload).
-    EXPECT_LE(wait, TimeNs{FullPacketBytes()} * 8);
-    waits.insert(wait);
-  }
-  EXPECT_GE(waits.size(), 4u);
-}
-
-// ... drawn when its first data goes: drawn at the opening, the phase was
+// so that the senders' packets do not reach the receiver in bursts. The
+// phase is drawn when the first data goes: drawn at the opening, it was
 // spent by a sender whose data came later than one packet's time after it
 // (the senders of mr-sim's incast open together and write a few
 // microseconds later: 63 of them sent their first packets in the same
 // instant, 1.6 BDPs at their receiver).
-TEST_F(CongestionTest, APacerStartedByAnOpeningDrawsItsPhaseWhenItsFirstDataGoes) {
-  std::set<TimeNs> waits;
-  for (uint64_t seed = 1; seed <= 8; seed++) {
-    EngineConfig cfg = BaseConfig();
-    cfg.seed = seed;
-    peer_open_hint_mbps_ = 1'000;
-    ASSERT_NO_FATAL_FAILURE(Start(cfg));
-    // Just over one full packet's time at 1 Gbit/s after the opening.
-    now_ += TimeNs{FullPacketBytes()} * 8 + 1;
-    ASSERT_NO_FATAL_FAILURE(PostWrites(0, 1));
-    const std::vector<Packet> now_out = OfType(Drain(now_), PacketType::kWrite);
-    const TimeNs wait = now_out.empty() ? eng_->NextDeadline() - now_ : 0;
-    EXPECT_LE(wait, TimeNs{FullPacketBytes()} * 8);
-    waits.insert(wait);
+TEST_F(CongestionTest, APacerStartedByAnOpeningStartsAtARandomPhaseWhenItsFirstDataGoes) {
+  // Data at once, and just over one full packet's time at 1 Gbit/s later.
+  for (const bool later : {false, true}) {
+    SCOPED_TRACE(later);
+    std::set<TimeNs> waits;
+    for (uint64_t seed = 1; seed <= 8; seed++) {
+      EngineConfig cfg = BaseConfig();
+      cfg.seed = seed;
+      peer_open_hint_mbps_ = 1'000;
+      ASSERT_NO_FATAL_FAILURE(Start(cfg));
+      if (later) now_ += TimeNs{FullPacketBytes()} * 8 + 1;
+      ASSERT_NO_FATAL_FAILURE(PostWrites(0, 1));
+      const std::vector<Packet> now_out = OfType(Drain(now_), PacketType::kWrite);
+      const TimeNs wait = now_out.empty() ? eng_->NextDeadline() - now_ : 0;
+      // At most one full packet's time at 1 Gbit/s (the largest header stack over max_payload).
+      EXPECT_LE(wait, TimeNs{FullPacketBytes()} * 8);
+      waits.insert(wait);
+    }
+    EXPECT_GE(waits.size(), 4u);
   }
-  EXPECT_GE(waits.size(), 4u);
 }
 
 // The same for a paced connection that starts sending again after an idle

@@ -977,48 +977,59 @@ TEST_F(EngineUnitTest, APathSilentWhileAnotherDeliversLaterPacketsIsReroutedAtIt
   EXPECT_EQ(Path(0).srtt_ns, kRtt);
 }
 
-TEST_F(EngineUnitTest, APathWhoseRouteDiedAfterItsLastAckIsReroutedAtItsRescue) {
-  // A route that dies under load still delivers what was sent before: the
-  // ACK of an older packet comes in as the path's newest packet leaves, and
-  // then nothing. That ACK is no proof the route still works.
-  EngineConfig cfg = BaseConfig();
-  cfg.num_paths = 2;
-  cfg.path_window_pkts = 4;
-  ASSERT_NO_FATAL_FAILURE(Start(cfg));
-  constexpr TimeNs kRtt = 10'000;
-  FillSource(12 * kPayload);
-  ASSERT_NO_FATAL_FAILURE(PostWrite(1, 2 * kPayload));
-  ASSERT_EQ(OfType(Drain(now_), PacketType::kWrite).size(), 2u);
-  const TimeNs t0 = now_;
-  now_ += kRtt;
-  for (uint16_t path : {0, 1}) Feed(TimedAck(path, 1, t0));
-  // Four packets on each path at t1 (psn 1..4).
-  const TimeNs t1 = ++now_;
-  ASSERT_NO_FATAL_FAILURE(PostWrite(2, 8 * kPayload));
-  ASSERT_EQ(OfType(Drain(t1), PacketType::kWrite).size(), 8u);
-  // A round trip later path 0's first arrives, the rest of it and all that
-  // follows is lost; path 1 delivers everything. Path 0's room for one more
-  // takes one of six new chunks at once, path 1's four, and one waits.
-  now_ = t1 + kRtt;
-  Feed(TimedAck(0, 2, t1));
-  Feed(TimedAck(1, 5, t1));
-  ASSERT_NO_FATAL_FAILURE(PostWrite(3, 6 * kPayload));
-  const std::vector<Packet> second = OfType(Drain(now_), PacketType::kWrite);
-  ASSERT_EQ(second.size(), 5u);
-  EXPECT_EQ(
-      std::count_if(second.begin(), second.end(), [](const Packet& p) { return p.path_id == 0; }),
-      1);
-  ASSERT_EQ(Path(0).inflight, 4u);
-  // Path 1 carries the last chunk, sent after path 0's newest, and delivers it.
-  now_ = t1 + 2 * kRtt;
-  Feed(TimedAck(1, 9, t1 + kRtt));
-  ASSERT_EQ(OfType(Drain(now_), PacketType::kWrite).size(), 1u);
-  now_ = t1 + 3 * kRtt;
-  Feed(TimedAck(1, 10, t1 + 2 * kRtt));
-  // Path 0's newest left at t1 + kRtt: its tail-loss probe 2 srtt later goes
-  // unanswered, and at the rescue deadline (twice that) it is rerouted, all
-  // four packets at once, not at its RTOs.
-  const TimeNs rescue = t1 + kRtt + 4 * kRtt;
+// A route that dies under load still delivers what was sent before: the
+// ACK of an older packet comes in as the path's newest packet leaves, and
+// then nothing. That ACK is no proof the route still works.
+class DyingRouteTest : public EngineUnitTest {
+ protected:
+  static constexpr TimeNs kRtt = 10'000;
+
+  // Two paths of four packets' window and a round trip of kRtt; four
+  // packets on each at t1. A round trip later path 0's first arrives, and
+  // then nothing of it; path 1 delivers everything. Path 0's room for one
+  // more takes one of six new chunks at once (its newest, at t1 + kRtt),
+  // path 1's four, and the last goes on path 1 a round trip later, which
+  // delivers it: a packet sent after path 0's newest. Returns t1 + kRtt.
+  TimeNs Path0DiesAfterItsLastAck() {
+    EngineConfig cfg = BaseConfig();
+    cfg.num_paths = 2;
+    cfg.path_window_pkts = 4;
+    Start(cfg);
+    FillSource(12 * kPayload);
+    PostWrite(1, 2 * kPayload);
+    EXPECT_EQ(OfType(Drain(now_), PacketType::kWrite).size(), 2u);
+    const TimeNs t0 = now_;
+    now_ += kRtt;
+    for (uint16_t path : {0, 1}) Feed(TimedAck(path, 1, t0));
+    const TimeNs t1 = ++now_;
+    PostWrite(2, 8 * kPayload);
+    EXPECT_EQ(OfType(Drain(t1), PacketType::kWrite).size(), 8u);
+    now_ = t1 + kRtt;
+    Feed(TimedAck(0, 2, t1));
+    Feed(TimedAck(1, 5, t1));
+    PostWrite(3, 6 * kPayload);
+    const std::vector<Packet> second = OfType(Drain(now_), PacketType::kWrite);
+    EXPECT_EQ(second.size(), 5u);
+    EXPECT_EQ(
+        std::count_if(second.begin(), second.end(), [](const Packet& p) { return p.path_id == 0; }),
+        1);
+    EXPECT_EQ(Path(0).inflight, 4u);
+    now_ = t1 + 2 * kRtt;
+    Feed(TimedAck(1, 9, t1 + kRtt));
+    EXPECT_EQ(OfType(Drain(now_), PacketType::kWrite).size(), 1u);
+    now_ = t1 + 3 * kRtt;
+    Feed(TimedAck(1, 10, t1 + 2 * kRtt));
+    return t1 + kRtt;
+  }
+};
+
+TEST_F(DyingRouteTest, APathWhoseRouteDiedAfterItsLastAckIsReroutedAtItsRescue) {
+  const TimeNs newest = Path0DiesAfterItsLastAck();
+  ASSERT_FALSE(HasFatalFailure());
+  // Path 0's tail-loss probe 2 srtt after its newest goes unanswered, and at
+  // the rescue deadline (twice that) it is rerouted, all four packets at
+  // once, not at its RTOs.
+  const TimeNs rescue = newest + 4 * kRtt;
   Drain(rescue - 1);
   EXPECT_GE(eng_->stats().tail_loss_probes, 1u);
   EXPECT_EQ(eng_->stats().silent_path_timeouts, 0u);
@@ -1029,35 +1040,13 @@ TEST_F(EngineUnitTest, APathWhoseRouteDiedAfterItsLastAckIsReroutedAtItsRescue) 
   EXPECT_TRUE(Path(1).active);
 }
 
-TEST_F(EngineUnitTest, APathStillDeliveringItsQueueIsNotReroutedAtItsRescue) {
-  // The same timeline, but path 0 keeps settling older packets (a queue
-  // that drains slowly): its newest is late, not lost.
-  EngineConfig cfg = BaseConfig();
-  cfg.num_paths = 2;
-  cfg.path_window_pkts = 4;
-  ASSERT_NO_FATAL_FAILURE(Start(cfg));
-  constexpr TimeNs kRtt = 10'000;
-  FillSource(12 * kPayload);
-  ASSERT_NO_FATAL_FAILURE(PostWrite(1, 2 * kPayload));
-  ASSERT_EQ(OfType(Drain(now_), PacketType::kWrite).size(), 2u);
-  const TimeNs t0 = now_;
-  now_ += kRtt;
-  for (uint16_t path : {0, 1}) Feed(TimedAck(path, 1, t0));
-  const TimeNs t1 = ++now_;
-  ASSERT_NO_FATAL_FAILURE(PostWrite(2, 8 * kPayload));
-  ASSERT_EQ(OfType(Drain(t1), PacketType::kWrite).size(), 8u);
-  now_ = t1 + kRtt;
-  Feed(TimedAck(0, 2, t1));
-  Feed(TimedAck(1, 5, t1));
-  ASSERT_NO_FATAL_FAILURE(PostWrite(3, 6 * kPayload));
-  ASSERT_EQ(OfType(Drain(now_), PacketType::kWrite).size(), 5u);
-  now_ = t1 + 2 * kRtt;
-  Feed(TimedAck(1, 9, t1 + kRtt));
-  Drain(now_);
-  now_ = t1 + 3 * kRtt;
-  Feed(TimedAck(1, 10, t1 + 2 * kRtt));
-  // Path 0 settles one more of its t1 packets just before its rescue deadline.
-  const TimeNs rescue = t1 + kRtt + 4 * kRtt;
+TEST_F(DyingRouteTest, APathStillDeliveringItsQueueIsNotReroutedAtItsRescue) {
+  // The same, but path 0 settles one more of its older packets just before
+  // its rescue deadline (a queue that drains slowly): its newest is late,
+  // not lost.
+  const TimeNs newest = Path0DiesAfterItsLastAck();
+  ASSERT_FALSE(HasFatalFailure());
+  const TimeNs rescue = newest + 4 * kRtt;
   Drain(rescue - 2'000);
   now_ = rescue - 1'000;
   Packet late = Ack(0, 3);
