@@ -148,7 +148,7 @@ inline constexpr uint32_t kFairSharePktsPerSender = 8;
  * that new senders together send at most about this share over the link
  * until they hear. With every doubling (100), 63 senders opening together
  * were told C/32 to C/63 and sent 1.3 x the link: 0.72 BDPs at the receiver
- * and completion 94.9 % of N S / C (mr-sim incast); with 25, 0.29 and 95.2 %.
+ * and completion 94.9 % of N S / C (mr-sim incast, 3 seeds); with 25, 0.21 and 95.2 %.
  * Geometric, so each sender still costs O(1) ACKs per step.
  */
 inline constexpr uint32_t kFairSharePushStepPct = 25;
