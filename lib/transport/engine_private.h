@@ -783,8 +783,9 @@ class EngineImpl {
    */
   bool PathHasRoom(const Connection* c, const TxPath& p, bool probe = false) const;
   TxPath* PickPath(Connection* c, int prefer, int avoid = -1, bool probe = false);
-  /** Sending one more on @p p would leave an ACK held at the receiver while the window waits. */
-  bool ClosesWindow(const Connection* c, const TxPath& p) const;
+  /** The next packet on @p p asks for an ACK at once (ACK_REQ): a held one would stall the window.
+   */
+  bool WantsAckNow(const Connection* c, const TxPath& p) const;
   /**
    * The largest congestion window of @p c's active paths, a full turn's
    * credit, and with several planes each plane's largest (PickPath).

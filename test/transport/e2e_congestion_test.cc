@@ -719,11 +719,12 @@ TEST(Incast, AVictimBesideTheIncastKeepsMostOfItsRate) {
     kept.push_back(beside / alone);
   }
   std::printf("median: the victim keeps %.0f %% of its rate\n", 100 * Median(kept));
-  // 71 % before the receiver counted marked senders as wanting more and
-  // drained its queue; 76 % (56-81 %) before the paths were sprayed by their
-  // windows, 90 % (82-95 %) since.
-  EXPECT_GE(Median(kept), 0.88);
-  EXPECT_GE(*std::min_element(kept.begin(), kept.end()), 0.75);
+  // The plan's target: 90 % (doc/congestion.md). 71 % before the receiver
+  // counted marked senders as wanting more and drained its queue; 76 %
+  // (56-81 %) before the paths were sprayed by their windows; 89 % (85-97 %)
+  // before every packet of a thin window asked for its ACK, 92 % (89-94 %) since.
+  EXPECT_GE(Median(kept), 0.90);
+  EXPECT_GE(*std::min_element(kept.begin(), kept.end()), 0.85);
 }
 
 // The same over four spines: the fabric has room (the incast and V load
