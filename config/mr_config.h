@@ -154,6 +154,17 @@ inline constexpr uint32_t kFairSharePktsPerSender = 8;
 inline constexpr uint32_t kFairSharePushStepPct = 25;
 
 /**
+ * A receiver computes its level again, within an interval, each time this
+ * share (in %) of the senders it was computed over said IDLE (nothing more
+ * queued): their parts go to the senders still sending from those senders'
+ * next ACKs, not an interval or two later. A fifth: the counterpart of
+ * kFairSharePushStepPct (senders growing by a quarter), so each sender costs
+ * O(1) allocations.
+ */
+inline constexpr uint32_t kFairShareLeftStepPct = 20;
+static_assert(kFairShareLeftStepPct > 0 && kFairShareLeftStepPct <= 100);
+
+/**
  * A sender that reached less than this share (in %) of the water level is
  * limited elsewhere (its own link, its application, another bottleneck) and
  * keeps what it uses; the rest is split among the others. Below 100 so that

@@ -80,6 +80,7 @@ Dict FormatStats(const Snapshot& s, transport::TimeNs now) {
   d.AddU64("tail_loss_probes", st.tail_loss_probes);
   d.AddU64("stall_probes", st.stall_probes);
   d.AddU64("share_pushes", st.share_pushes);
+  d.AddU64("share_reallocations", st.share_reallocations);
   d.AddU64("silent_path_timeouts", st.silent_path_timeouts);
   d.AddU64("path_failures", st.path_failures);
   d.AddU64("path_loss_failures", st.path_loss_failures);

@@ -247,6 +247,8 @@ struct Connection {
   uint32_t accept_nonce = 0;
   /** The peer advertised caps::kRateHint: our openings carry our hint. */
   bool peer_reads_hint = false;
+  /** The peer advertised caps::kIdle: our data says when we have nothing more queued. */
+  bool peer_takes_idle = false;
   uint16_t peer_paths = 0;
   uint32_t chunk_bytes = 0;  ///< min of both sides' max_payload
   /**
@@ -302,7 +304,11 @@ struct Connection {
   uint32_t hint_sent_mbps = 0;   ///< in our last ACK or opening (observability)
   uint32_t share_last_mbps = 0;  ///< its rate over the last allocation interval (observability)
   TimeNs share_measured_at = kNever;  ///< the end of the last interval it was measured over
-  bool share_new = false;  ///< first listed in the current interval: its demand is unknown
+  bool share_new = false;   ///< first listed in the current interval: its demand is unknown
+  bool share_idle = false;  ///< its last data packet said IDLE: counted out until it sends again
+  uint32_t share_idle_mbps = 0;  ///< then: the hint its ACKs carry (the level it was measured at)
+  bool share_returned = false;  ///< it sends again: at most that hint until an interval measures it
+  uint32_t share_demand_mbps = 0;  ///< what the last allocation took it to want
   // ... and the peer's hint for what we send.
   uint32_t peer_hint_mbps = 0;  ///< 0: no limit
   // The pacer (rx.cc UpdatePacer, tx.cc Emit): min(window / RTT x gain, hint).
@@ -558,11 +564,14 @@ class EngineImpl {
   size_t share_last_senders = 0;        ///< how many the level was computed over
   size_t share_pushed_senders = 0;      ///< share_senders' size when shares were last pushed
   FairShareLimited share_last_limited;  ///< of those, limited elsewhere (what they used)
+  uint64_t share_drain_mbps = 0;        ///< what the last allocation held back to drain a queue
+  uint32_t share_roll_mbps = 0;         ///< the level the interval's end computed (before any IDLE)
+  size_t share_left = 0;                ///< senders of the last allocation that said IDLE since
   /** The allocation interval: kFairShareIntervalNs, longer for many senders
    * (kFairSharePktsPerSender). */
   TimeNs ShareIntervalNs() const;
-  std::vector<uint64_t> share_rates_;     ///< scratch
-  std::vector<uint32_t> share_measured_;  ///< scratch: the senders RollShare measured
+  std::vector<uint64_t> share_rates_;    ///< scratch
+  std::vector<uint32_t> share_measured;  ///< the senders the level was computed over
 
  private:
   // ---- planes (planes.cc) ----
@@ -680,7 +689,18 @@ class EngineImpl {
   uint32_t Delivered(TimeNs now, Connection* c, TxPath* path, uint32_t psn);
   void CongestionOnAck(TimeNs now, Connection* c, TxPath* path, uint32_t acked_bytes,
                        uint32_t rx_pkts, uint32_t ce_pkts);
-  void AccountShare(TimeNs now, Connection* c, bool ce);  ///< a data packet of rx_len bytes from c
+  /** A data packet of rx_len bytes from @p c; @p idle: it said IDLE. */
+  void AccountShare(TimeNs now, Connection* c, bool ce, bool idle);
+  /**
+   * @p c has nothing more queued for us: off the senders at once, and once a
+   * fifth of those the level was computed over have left, the level again
+   * over the others (their next ACKs carry it).
+   */
+  void SenderLeft(Connection* c);
+  /** Max-min over share_measured's demands less the senders that left. */
+  void Reallocate();
+  /** Nothing is queued behind @p m, about to send its last chunk on @p qp. */
+  bool NothingQueuedAfter(const Connection* c, const Qp* qp, const TxMsg* m) const;
   /**
    * @p c is about to send to us (its opening arrived, or ours carries our
    * hint): listed as a new sender of the current interval, so that the hint

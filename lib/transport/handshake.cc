@@ -224,7 +224,7 @@ void EngineImpl::FillOpening(const Connection* c, PacketType type, uint32_t nonc
   b.stream_window = cfg.stream_window_msgs;
   b.cookie = type == PacketType::kConnReq ? c->cookie : 0;
   if (type == PacketType::kConnReq || type == PacketType::kConnAccept) {
-    b.capabilities |= wire::caps::kRateHint;
+    b.capabilities |= wire::caps::kRateHint | wire::caps::kIdle;
     AnnouncePlanes(&b);
   }
   if (type == PacketType::kConnClose) {
@@ -257,6 +257,7 @@ void EngineImpl::HandleConn(TimeNs now, const wire::FrameInfo& from, const wire:
         // peer's data where the peer reads it; listed now, the peers whose
         // RETRYs arrive together are all counted in each request's share.
         c->peer_reads_hint = (b.capabilities & wire::caps::kRateHint) != 0;
+        c->peer_takes_idle = (b.capabilities & wire::caps::kIdle) != 0;
         if (c->peer_reads_hint) ExpectSender(now, c);
       }
       break;
@@ -308,7 +309,9 @@ void EngineImpl::HandleConnReq(TimeNs now, const wire::FrameInfo& from, const wi
     r.conn.incarnation = incarnation;
     r.conn.stream_window = cfg.stream_window_msgs;
     r.conn.cookie = cookie;
-    if (type == PacketType::kConnRetry) r.conn.capabilities = wire::caps::kRateHint;
+    if (type == PacketType::kConnRetry) {
+      r.conn.capabilities = wire::caps::kRateHint | wire::caps::kIdle;
+    }
     QueueLoose(peer, r);
   };
   if (b.min_version > wire::kVersion || b.max_version < wire::kVersion) {

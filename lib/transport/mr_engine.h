@@ -255,6 +255,8 @@ struct EngineStats {
    * the equal part that more new senders left them (doc/congestion.md).
    */
   uint64_t share_pushes = 0;
+  /** Levels computed again because senders said IDLE (doc/congestion.md). */
+  uint64_t share_reallocations = 0;
   /** Newest packets sent again at an RTO while the whole connection was silent (a stall?). */
   uint64_t stall_probes = 0;
   /** Of those unanswered while other paths settled later packets: timed out at once. */

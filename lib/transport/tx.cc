@@ -159,6 +159,9 @@ EngineImpl::Sent EngineImpl::SendChunk(TimeNs now, Connection* c, TxPath* path, 
   if (probe && wire::IsRequest(m->type)) p.flags |= wire::flags::kMsgProbe;
   if (retx) p.flags |= wire::flags::kRetransmit;
   if (m->solicited && last) p.flags |= wire::flags::kSolicited;
+  if (last && !retx && c->peer_takes_idle && NothingQueuedAfter(c, qp, m)) {
+    p.flags |= wire::flags::kIdle;
+  }
   wire::DataBody& d = p.data;
   d.psn = path->next_psn;
   d.una_psn = path->inflight == 0 ? path->next_psn : path->una;
@@ -333,6 +336,15 @@ bool EngineImpl::WantsAckNow(const Connection* c, const TxPath& p) const {
   if (!cfg.congestion_control || p.inflight + 1 >= cfg.ack_every_pkts) return false;
   const uint64_t thick = uint64_t{c->paths.size()} * cfg.ack_every_pkts * path_cc.mss_bytes;
   return c->cc.cwnd < thick || c->cc.inflight + path_cc.mss_bytes >= c->cc.cwnd;
+}
+
+bool EngineImpl::NothingQueuedAfter(const Connection* c, const Qp* qp, const TxMsg* m) const {
+  // A QP has one message at a time on the ready queue: this one alone there,
+  // and none posted after it on its QP. (A QP whose next message waits for
+  // the receiver's stream window or a fence is not on the queue either: it
+  // sends again soon, and its receiver counts it in again from its first
+  // packet, as a new sender.)
+  return c->ready.size() == 1 && (m->is_response || qp->sq_tx + 1 >= qp->sq.size());
 }
 
 TxPath* EngineImpl::PickPath(Connection* c, int prefer, int avoid, bool probe) {

@@ -132,6 +132,13 @@ inline constexpr uint16_t kSack = 1u << 4;        ///< ACK: a 256-bit SACK bitma
  * ACK, the message's NAK, or NAK RESEND naming chunks that were not placed.
  */
 inline constexpr uint16_t kMsgProbe = 1u << 5;
+/**
+ * Data: the sender has nothing more queued for this connection behind this
+ * packet, so the receiver's fair share counts it out at once (its share goes
+ * to the senders still sending). Sent only to a peer that announced
+ * caps::kIdle.
+ */
+inline constexpr uint16_t kIdle = 1u << 6;
 }  // namespace flags
 
 /** Capability bits of CONN_REQ / CONN_ACCEPT (doc/spec.md 4.5); unknown bits are ignored. */
@@ -149,13 +156,15 @@ inline constexpr uint32_t kPlanes = 1u << 0;
  * reserved field to a receiver without it.
  */
 inline constexpr uint32_t kRateHint = 1u << 1;
+/** The sender takes flags::kIdle on the data packets it receives (REQ, ACCEPT and RETRY). */
+inline constexpr uint32_t kIdle = 1u << 2;
 }  // namespace caps
 
 /** Flags a packet of this type may carry; any other set bit makes the packet invalid. */
 constexpr uint16_t AllowedFlags(PacketType t) {
   switch (ClassOf(t)) {
     case PacketClass::kData: {
-      uint16_t f = flags::kAckReq | flags::kRetransmit;
+      uint16_t f = flags::kAckReq | flags::kRetransmit | flags::kIdle;
       if (ConsumesReceive(t)) f |= flags::kSolicited;
       if (IsRequest(t)) f |= flags::kMsgProbe;
       return f;

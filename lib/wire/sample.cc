@@ -136,7 +136,7 @@ void AddConversation(bool v6, std::vector<SamplePacket>* out) {
   add("conn_accept", false, 0, acc);
   // The same answer from B as a host of two planes: its second plane's address rides along.
   Packet acc2 = acc;
-  acc2.conn.capabilities = caps::kPlanes | caps::kRateHint;
+  acc2.conn.capabilities = caps::kPlanes | caps::kRateHint | caps::kIdle;
   acc2.conn.num_planes = 1;
   SetConnPlane(&acc2.conn, 0,
                v6 ? IpAddr::V6({0x20, 0x01, 0x0d, 0xb8, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x0b})
@@ -159,7 +159,7 @@ void AddConversation(bool v6, std::vector<SamplePacket>* out) {
   add("write_first", true, 0, w, Pattern(4096, 1));
   w.data.psn = 200;
   w.data.msg_offset = 4096;
-  w.flags = flags::kAckReq;
+  w.flags = flags::kAckReq | flags::kIdle;  // nothing queued behind it
   add("write_last", true, 1, w, Pattern(1904, 2));
 
   Packet wi = data(PacketType::kWriteImm, 101, kStreamB, 1, 64, 0);

@@ -61,7 +61,8 @@ REQUEST_TYPES = DATA_TYPES - {"READ_RESP", "ATOMIC_RESP"}
 # Flag bits: (tshark field, mask).
 FLAG_BITS = (("metaroce.flags.ack_req", 0x01), ("metaroce.flags.solicited", 0x02),
              ("metaroce.flags.retransmit", 0x04), ("metaroce.flags.ece", 0x08),
-             ("metaroce.flags.sack", 0x10), ("metaroce.flags.msg_probe", 0x20))
+             ("metaroce.flags.sack", 0x10), ("metaroce.flags.msg_probe", 0x20),
+             ("metaroce.flags.idle", 0x40))
 FLAG_MSG_PROBE = 0x20
 NAK_RESEND = 5
 MAX_MESSAGE_BYTES = 1 << 31

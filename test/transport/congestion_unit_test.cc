@@ -656,6 +656,51 @@ TEST_F(CongestionTest, TheSenderWhosePacketEndsAnIntervalIsHeldToItsShareForAllO
   EXPECT_EQ(OnlyAck(Drain(now_)).ack.rate_hint_mbps, 1'000u);
 }
 
+// The last chunk sent with nothing queued behind it says IDLE, to a peer
+// that announced it takes the flag (an older one would drop the packet for
+// its flags): the first message's last chunk, with the second queued
+// behind it, does not.
+TEST_F(CongestionTest, TheLastChunkWithNothingQueuedBehindItSaysIdleToAPeerThatTakesIt) {
+  for (const bool takes : {false, true}) {
+    SCOPED_TRACE(takes);
+    peer_open_caps_ = takes ? wire::caps::kIdle : 0;
+    ASSERT_NO_FATAL_FAILURE(Start(BaseConfig()));
+    FillSource(4 * kPayload);
+    ASSERT_NO_FATAL_FAILURE(PostWrite(1, 2 * kPayload));
+    ASSERT_NO_FATAL_FAILURE(PostWrite(2, 2 * kPayload, 2 * kPayload));
+    const std::vector<Packet> out = OfType(Drain(now_), PacketType::kWrite);
+    ASSERT_EQ(out.size(), 4u);
+    for (const Packet& p : out) {
+      const bool last_of_all = p.data.msn == 1 && p.data.msg_offset == kPayload;
+      EXPECT_EQ((p.flags & wire::flags::kIdle) != 0, takes && last_of_all)
+          << p.data.msn << " " << p.data.msg_offset;
+    }
+  }
+}
+
+// A sender whose packet says IDLE is off the senders at once, not at the
+// end of the interval (for up to two intervals its part stayed unused while
+// the others were held to theirs), and once a fifth of those the level was
+// computed over have gone, the level is computed again over the others.
+TEST_F(CongestionTest, ASenderThatSaysIdleIsCountedOutAtOnce) {
+  ASSERT_NO_FATAL_FAILURE(StartHinting());
+  FeedWritesFor(2 * config::kFairShareIntervalNs);  // measured: the level's one sender
+  ASSERT_EQ(eng_->GetShareInfo().measured, 1u);
+  ASSERT_EQ(eng_->GetShareInfo().listed, 1u);
+  Packet w = SmallWrite(0, feed_psn_, feed_psn_, feed_psn_);
+  w.flags = wire::flags::kIdle;
+  Feed(w);
+  const ShareInfo si = eng_->GetShareInfo();
+  EXPECT_EQ(si.listed, 0u);
+  EXPECT_EQ(si.measured, 0u);
+  EXPECT_EQ(si.level_mbps, kCapacityMbps);  // no one left to share with
+  EXPECT_EQ(eng_->stats().share_reallocations, 1u);
+  // Its next data counts it in again, as a new sender.
+  now_ += 10'000;
+  FeedWrite(0, feed_psn_ + 1, feed_psn_ + 1, feed_psn_ + 1);
+  EXPECT_EQ(eng_->GetShareInfo().listed, 1u);
+}
+
 // Nor does an interval that spans a silence: a sender that was limited
 // elsewhere, then quiet for 1 ms, counts as wanting more when it comes back
 // (restarting incasts were handed nearly the whole link otherwise).

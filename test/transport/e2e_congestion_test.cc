@@ -275,37 +275,73 @@ constexpr uint64_t kBdpBytes = kLinkMbps * 1'000'000 / 8 * 6 / 1'000'000;
  */
 constexpr uint32_t kIncastConnWindowPkts = 24;
 
+/**
+ * N senders on leaf 0 writing into one receiver on leaf 1 over two spines
+ * (the fabric not the bottleneck), the receiver's capacity its link less 2 %
+ * (the frames' preamble and gap, and room for ACKs) when @p hints.
+ */
+struct IncastLab {
+  IncastLab(uint32_t senders, bool hints, uint64_t seed, uint32_t conn_window_pkts,
+            uint32_t initial_window_bytes, uint32_t qps_per_sender)
+      : fabric(seed) {
+    sim::LeafSpineConfig ls;
+    ls.leaves = 2;
+    ls.spines = 2;
+    ls.hosts_per_leaf = senders;
+    ls.host_link.rate_bps = kLinkMbps * 1'000'000;
+    ls.fabric_link.rate_bps = senders * kLinkMbps * 1'000'000 / 2;
+    topo = *sim::BuildLeafSpine(fabric, ls);
+    tr::EngineConfig cfg;
+    cfg.conn_window_pkts = conn_window_pkts;
+    cfg.initial_window_bytes = initial_window_bytes;
+    cfg.seed = seed * 100;
+    rcfg = cfg;
+    if (hints) rcfg.rx_capacity_mbps = kLinkMbps * 98 / 100;
+    rx = std::make_unique<sim::EngineNode>(topo.host(1, 0), rcfg);
+    for (uint32_t i = 0; i < senders; i++) {
+      cfg.seed = seed * 100 + 1 + i;
+      tx.push_back(std::make_unique<sim::EngineNode>(topo.host(0, i), cfg));
+      flows.push_back(std::make_unique<Flow>(tx.back().get(), rx.get(), qps_per_sender));
+    }
+  }
+  /** Posts and runs until @p until, in steps of a microsecond. */
+  void RunUntil(sim::SimTime until) {
+    while (fabric.Now() < until) {
+      for (auto& f : flows) f->Step();
+      fabric.RunUntil(std::min(until, fabric.Now() + kStepPs / 10));
+    }
+  }
+  /** The rate sender @p i's pacer is at (Mbit/s; 0: none). */
+  uint32_t PaceMbps(uint32_t i) const { return tx[i]->engine().GetConnections().at(0).pace_mbps; }
+  /** Bytes the receiver got from sender @p i so far. */
+  uint64_t Received(uint32_t i) const {
+    for (const tr::ConnInfo& c : rx->engine().GetConnections()) {
+      if (c.peer.ip == tx[i]->Addr().ip) return c.rx_bytes;
+    }
+    return 0;
+  }
+
+  sim::Fabric fabric;
+  sim::Topology topo;
+  tr::EngineConfig rcfg;
+  std::unique_ptr<sim::EngineNode> rx;
+  std::vector<std::unique_ptr<sim::EngineNode>> tx;
+  std::vector<std::unique_ptr<Flow>> flows;
+};
+
 IncastResult RunIncast(uint32_t senders, bool hints, uint64_t seed,
                        uint32_t conn_window_pkts = kIncastConnWindowPkts,
                        uint32_t initial_window_bytes = 0, uint32_t qps_per_sender = 1,
                        bool restart_after_idle = false) {
   IncastResult r;
-  sim::Fabric fabric(seed);
-  sim::LeafSpineConfig ls;
-  ls.leaves = 2;
-  ls.spines = 2;
-  ls.hosts_per_leaf = senders;
-  ls.host_link.rate_bps = kLinkMbps * 1'000'000;
-  ls.fabric_link.rate_bps =
-      senders * kLinkMbps * 1'000'000 / 2;  // the fabric is not the bottleneck
-  sim::Topology topo = *sim::BuildLeafSpine(fabric, ls);
-  tr::EngineConfig cfg;
-  cfg.conn_window_pkts = conn_window_pkts;
-  cfg.initial_window_bytes = initial_window_bytes;
-  cfg.seed = seed * 100;
-  tr::EngineConfig rcfg = cfg;
-  // The link less 2 %: the frames' preamble and gap, and room for ACKs.
-  if (hints) rcfg.rx_capacity_mbps = kLinkMbps * 98 / 100;
-  sim::EngineNode rx(topo.host(1, 0), rcfg);
-  std::vector<std::unique_ptr<sim::EngineNode>> tx;
-  std::vector<std::unique_ptr<Flow>> flows;
-  for (uint32_t i = 0; i < senders; i++) {
-    cfg.seed = seed * 100 + 1 + i;
-    tx.push_back(std::make_unique<sim::EngineNode>(topo.host(0, i), cfg));
-    flows.push_back(std::make_unique<Flow>(tx.back().get(), &rx, qps_per_sender));
-  }
+  IncastLab lab(senders, hints, seed, conn_window_pkts, initial_window_bytes, qps_per_sender);
+  sim::Fabric& fabric = lab.fabric;
+  const tr::EngineConfig& rcfg = lab.rcfg;
+  sim::EngineNode& rx = *lab.rx;
+  std::vector<std::unique_ptr<sim::EngineNode>>& tx = lab.tx;
+  std::vector<std::unique_ptr<Flow>>& flows = lab.flows;
   // The receiver's downlink (leaf 1's port toward it): occupancy by time.
-  const sim::PortId down = fabric.link(topo.host_links[senders]).port_b;
+  const sim::PortId down = fabric.link(lab.topo.host_links[senders]).port_b;
   std::vector<std::pair<sim::SimTime, uint64_t>> queue;
   fabric.SetTraceObserver([&](const sim::TraceRecord& t) {
     if (t.kind == sim::TraceKind::kEnqueue && t.component == down)
@@ -313,11 +349,7 @@ IncastResult RunIncast(uint32_t senders, bool hints, uint64_t seed,
   });
   auto received = [&]() {  // bytes the receiver got from each sender so far
     std::vector<uint64_t> v(senders);
-    for (const tr::ConnInfo& c : rx.engine().GetConnections()) {
-      for (uint32_t i = 0; i < senders; i++) {
-        if (c.peer.ip == tx[i]->Addr().ip) v[i] = c.rx_bytes;
-      }
-    }
+    for (uint32_t i = 0; i < senders; i++) v[i] = lab.Received(i);
     return v;
   };
   // With hints, every microsecond from t0: the senders' pacers against an
@@ -554,7 +586,10 @@ TEST(Incast, EstablishedSendersRestartingTogetherStartAtTheirShare) {
     EXPECT_EQ(r.drops, 0u);
     EXPECT_GE(r.rates_reached_us, 0.0);
     EXPECT_LE(r.rates_reached_us, 2 * r.base_rtt_us);
-    EXPECT_LE(r.converged_us, kWindowPsPerSender * n / sim::kPsPerUs);
+    // Even from the first window: senders that said IDLE as they went quiet
+    // come back at the share they left with (the level over those who had
+    // stayed handed the last to leave up to the whole link: 40 us to even).
+    EXPECT_EQ(r.converged_us, 0.0);
     // The receiver's first ACKs carry an equal share, and the queue never
     // reaches a BDP (before, the allocation over the silence read everyone
     // as limited elsewhere and handed out nearly the whole link: 151 KB
@@ -563,6 +598,48 @@ TEST(Incast, EstablishedSendersRestartingTogetherStartAtTheirShare) {
     EXPECT_LT(r.max_queue, kBdpBytes);
     EXPECT_GE(r.jain, 0.99);
   }
+}
+
+// Eight senders at their shares (C/8 each); six stop (no more WRITEs, those
+// outstanding complete). The last packet each of the six sends says IDLE, so
+// the receiver counts them out at once and the two left hear C/2 from their
+// next ACKs. Before, their parts stayed idle until the allocation interval
+// ended and the next measured the six as gone: up to two intervals.
+TEST(Incast, SendersThatStopLeaveTheirSharesToTheOthersWithinARoundTrip) {
+  constexpr uint32_t kSenders = 8, kStaying = 2;
+  IncastLab lab(kSenders, true, 3, kIncastConnWindowPkts, 0, 1);
+  lab.RunUntil(lab.fabric.Now() + 300 * sim::kPsPerUs);
+  const double part = static_cast<double>(lab.rcfg.rx_capacity_mbps);
+  for (uint32_t i = 0; i < kSenders; i++) {
+    ASSERT_NEAR(lab.PaceMbps(i), part / kSenders, 0.1 * part / kSenders) << i;
+  }
+  for (uint32_t i = kStaying; i < kSenders; i++) lab.flows[i]->paused = true;
+  // From the last byte of the six to arrive until both staying senders' pacers are at C/2.
+  sim::SimTime last_arrival = 0, reached = 0;
+  std::vector<uint64_t> got(kSenders);
+  const sim::SimTime limit = lab.fabric.Now() + 2 * sim::kPsPerMs;  // 1 MiB outstanding at C/8
+  while (lab.fabric.Now() < limit && reached == 0) {
+    lab.RunUntil(lab.fabric.Now() + sim::kPsPerUs / 10);
+    for (uint32_t i = kStaying; i < kSenders; i++) {
+      if (lab.Received(i) != got[i]) last_arrival = lab.fabric.Now();
+      got[i] = lab.Received(i);
+    }
+    bool all = true;
+    for (uint32_t i = 0; i < kStaying; i++) all &= lab.PaceMbps(i) >= 0.9 * part / kStaying;
+    if (all && last_arrival != 0) reached = lab.fabric.Now();
+  }
+  ASSERT_NE(reached, 0u) << "the two left never reached C/2";
+  double rtt_us = 1e9;
+  for (const tr::PathInfo& p : lab.tx[0]->engine().GetConnections().at(0).paths) {
+    if (p.srtt_ns != 0) rtt_us = std::min(rtt_us, p.srtt_ns / 1e3);
+  }
+  const double after_us = static_cast<double>(reached - last_arrival) / sim::kPsPerUs;
+  std::printf(
+      "6 of 8 senders stop: the 2 left at C/2 %.1f us (%.1f RTTs of %.1f us) after the "
+      "last packet of the 6; %lu reallocations\n",
+      after_us, after_us / rtt_us, rtt_us,
+      static_cast<unsigned long>(lab.rx->engine().stats().share_reallocations));
+  EXPECT_LE(after_us, 2 * rtt_us);
 }
 
 // 4,000 QPs (8 senders of 500) into one receiver: the QPs of a host pair are

@@ -185,6 +185,7 @@ class EngineUnitTest : public ::testing::Test {
         acc.conn.capabilities |= wire::caps::kRateHint;
         acc.conn.rate_hint_mbps = peer_open_hint_mbps_;
       }
+      acc.conn.capabilities |= peer_open_caps_;
       Feed(acc);
     } else {
       Packet req = PeerReq(kPeerConnId, kPeerIncarnation);
@@ -469,6 +470,8 @@ class EngineUnitTest : public ::testing::Test {
   uint32_t srq_ = 0;
   /** Start, kEngineInitiates: non-zero, the peer's ACCEPT reads and carries this rate hint. */
   uint32_t peer_open_hint_mbps_ = 0;
+  /** Start, kEngineInitiates: capability bits the peer's ACCEPT announces besides those. */
+  uint32_t peer_open_caps_ = 0;
   std::vector<uint8_t> region_;  // the registered region (mr_)
   std::unique_ptr<Engine> eng_;
   uint32_t pd_ = 0, scq_ = 0, rcq_ = 0, qpn_ = 0;

@@ -148,11 +148,12 @@ local FLAG_RETRANSMIT = 0x0004
 local FLAG_ECE = 0x0008
 local FLAG_SACK = 0x0010
 local FLAG_MSG_PROBE = 0x0020
+local FLAG_IDLE = 0x0040
 
 local function allowed_flags(ptype)
     local cls = TYPE_CLASS[ptype]
     if cls == CLASS_DATA then
-        local f = FLAG_ACK_REQ + FLAG_RETRANSMIT
+        local f = FLAG_ACK_REQ + FLAG_RETRANSMIT + FLAG_IDLE
         if CONSUMES_RECEIVE[ptype] then
             f = f + FLAG_SOLICITED
         end
@@ -183,8 +184,10 @@ local f = {
     flag_sack = ProtoField.bool("metaroce.flags.sack", "SACK bitmap present", 16, nil, FLAG_SACK),
     flag_msg_probe = ProtoField.bool("metaroce.flags.msg_probe", "Message probe", 16, nil,
         FLAG_MSG_PROBE),
+    flag_idle = ProtoField.bool("metaroce.flags.idle", "Sender idle after this packet", 16, nil,
+        FLAG_IDLE),
     flag_reserved = ProtoField.uint16("metaroce.flags.reserved", "Reserved flags", base.HEX, nil,
-        0xffc0),
+        0xff80),
     conn_id = ProtoField.uint32("metaroce.conn_id", "Destination connection ID", base.HEX),
     path_id = ProtoField.uint16("metaroce.path_id", "Path ID", base.DEC),
     payload_len = ProtoField.uint16("metaroce.payload_len", "Payload length", base.DEC),
@@ -813,6 +816,7 @@ local function dissect(tvb, pinfo, root)
         flags_item:add(f.flag_ece, r)
         flags_item:add(f.flag_sack, r)
         flags_item:add(f.flag_msg_probe, r)
+        flags_item:add(f.flag_idle, r)
         flags_item:add(f.flag_reserved, r)
     end
     local conn_item, conn_id = rd:uint(ch, f.conn_id, 4)
@@ -881,6 +885,7 @@ local function dissect(tvb, pinfo, root)
     if bit32.band(flags, FLAG_ECE) ~= 0 then fl[#fl + 1] = "ECE" end
     if bit32.band(flags, FLAG_SACK) ~= 0 then fl[#fl + 1] = "SACK" end
     if bit32.band(flags, FLAG_MSG_PROBE) ~= 0 then fl[#fl + 1] = "MSGPROBE" end
+    if bit32.band(flags, FLAG_IDLE) ~= 0 then fl[#fl + 1] = "IDLE" end
     if #fl > 0 then
         flags_item:append_text(" (" .. table.concat(fl, ", ") .. ")")
     end
