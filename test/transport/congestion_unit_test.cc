@@ -357,6 +357,23 @@ class CongestionTest : public EngineUnitTest {
  protected:
   static constexpr uint64_t kCapacityMbps = 100'000;
   /** The engine as a receiver that hints: kCapacityMbps of inbound capacity. */
+  /**
+   * The WRITE packets of a new connection's first window of @p window_pkts
+   * over @p paths paths (a message of four windows, stopped by the window).
+   */
+  std::vector<Packet> FirstWindow(uint16_t paths, uint32_t window_pkts) {
+    EngineConfig cfg = BaseConfig();
+    cfg.num_paths = paths;
+    cfg.initial_window_bytes = window_pkts * kPayload;
+    Start(cfg);
+    if (HasFatalFailure()) return {};
+    PostWrite(1, 4 * window_pkts * kPayload);
+    if (HasFatalFailure()) return {};
+    std::vector<Packet> out = OfType(Drain(now_), PacketType::kWrite);
+    EXPECT_GE(out.size(), window_pkts / 2);
+    EXPECT_LT(out.size(), 4 * window_pkts);  // the window stopped it
+    return out;
+  }
   void StartHinting() {
     EngineConfig cfg = BaseConfig();
     cfg.rx_capacity_mbps = kCapacityMbps;
@@ -500,30 +517,17 @@ TEST_F(CongestionTest, ACeMarkMovesPacketsOffThePathEvenWhereNoWindowFills) {
 // was held, and the window sat still for most of a round trip (in mr-sim's
 // 8-sender incast it sent for 1 us and waited 5).
 TEST_F(CongestionTest, EveryPacketOfAThinWindowAsksForItsAckAtOnce) {
-  EngineConfig cfg = BaseConfig();
-  cfg.num_paths = 8;
-  cfg.initial_window_bytes = 16 * kPayload;
-  ASSERT_NO_FATAL_FAILURE(Start(cfg));
-  ASSERT_NO_FATAL_FAILURE(PostWrite(1, 64 * kPayload));
-  const std::vector<Packet> out = OfType(Drain(now_), PacketType::kWrite);
-  ASSERT_GE(out.size(), 8u);
-  ASSERT_LT(out.size(), 64u);  // the window stopped it
+  const std::vector<Packet> out = FirstWindow(8, 16);
   for (size_t i = 0; i < out.size(); i++) {
     EXPECT_NE(out[i].flags & wire::flags::kAckReq, 0) << i;
   }
 }
 
-// A window that gives every path the receiver's count or more leaves its
-// ACKs to that count: no packet asks, not even the one that closes it.
+// A window that gives every path the receiver's count or more (64 packets
+// over 4 paths: 16 a path) leaves its ACKs to that count: no packet asks,
+// not even the one that closes it.
 TEST_F(CongestionTest, AThickWindowLeavesItsAcksToTheReceiversCount) {
-  EngineConfig cfg = BaseConfig();
-  cfg.num_paths = 4;
-  cfg.initial_window_bytes = 64 * 1024;  // 64 packets: 16 a path
-  ASSERT_NO_FATAL_FAILURE(Start(cfg));
-  ASSERT_NO_FATAL_FAILURE(PostWrite(1, 128 * kPayload));
-  const std::vector<Packet> out = OfType(Drain(now_), PacketType::kWrite);
-  ASSERT_GE(out.size(), 16u);
-  ASSERT_LT(out.size(), 128u);  // the window stopped it
+  const std::vector<Packet> out = FirstWindow(4, 64);
   for (size_t i = 0; i < out.size(); i++) {
     EXPECT_EQ(out[i].flags & wire::flags::kAckReq, 0) << i;
   }
