@@ -308,7 +308,8 @@ struct Connection {
   bool share_idle = false;  ///< its last data packet said IDLE: counted out until it sends again
   uint32_t share_idle_mbps = 0;  ///< then: the hint its ACKs carry (the level it was measured at)
   bool share_returned = false;  ///< it sends again: at most that hint until an interval measures it
-  uint32_t share_demand_mbps = 0;  ///< what the last allocation took it to want
+  bool share_left_counted = false;  ///< counted in share_left
+  uint32_t share_demand_mbps = 0;   ///< what the last allocation took it to want
   // ... and the peer's hint for what we send.
   uint32_t peer_hint_mbps = 0;  ///< 0: no limit
   // The pacer (rx.cc UpdatePacer, tx.cc Emit): min(window / RTT x gain, hint).
@@ -567,6 +568,7 @@ class EngineImpl {
   uint64_t share_drain_mbps = 0;        ///< what the last allocation held back to drain a queue
   uint32_t share_roll_mbps = 0;         ///< the level the interval's end computed (before any IDLE)
   size_t share_left = 0;                ///< senders of the last allocation that said IDLE since
+  size_t share_listed_idle = 0;         ///< of share_senders, those that said IDLE since
   /** The allocation interval: kFairShareIntervalNs, longer for many senders
    * (kFairSharePktsPerSender). */
   TimeNs ShareIntervalNs() const;

@@ -528,6 +528,16 @@ TimeNs EngineImpl::RollShare(TimeNs now) {
       s->share_listed = false;
       continue;
     }
+    if (s->share_idle) {
+      // Said IDLE and has not sent since: no demand now. It is still held
+      // to its share (its listing) should it come back.
+      all_bytes += s->share_bytes;
+      ce_bytes += s->share_ce_bytes;
+      s->share_bytes = s->share_ce_bytes = 0;
+      s->share_left_counted = false;
+      s->share_listed = false;
+      continue;
+    }
     const uint64_t mbps = s->share_bytes * 8'000 / span;  // bytes per ns x 8000 = Mbit/s
     s->share_last_mbps = static_cast<uint32_t>(std::min<uint64_t>(mbps, UINT32_MAX));
     // A sender that started within the interval had no share to be held to
@@ -553,6 +563,7 @@ TimeNs EngineImpl::RollShare(TimeNs now) {
   }
   share_last_senders = share_rates_.size();
   share_left = 0;
+  share_listed_idle = 0;
   share_drain_mbps = ShareDrainMbps(cfg.rx_capacity_mbps, all_bytes, ce_bytes);
   share_mbps = FairShareMbps(cfg.rx_capacity_mbps - share_drain_mbps, share_rates_, share_mbps,
                              &share_last_limited);
@@ -574,10 +585,17 @@ TimeNs EngineImpl::RollShare(TimeNs now) {
 }
 
 void EngineImpl::ListSender(TimeNs now, Connection* c, TimeNs interval) {
+  if (c->share_idle) {  // it sends again
+    c->share_idle = false;
+    c->share_returned = true;
+    if (c->share_listed) share_listed_idle--;
+    if (c->share_left_counted) {
+      c->share_left_counted = false;
+      share_left--;
+    }
+  }
   if (c->share_listed) return;
   c->share_listed = true;
-  c->share_returned = c->share_idle;
-  c->share_idle = false;
   c->share_listed_at = now;
   c->share_new = c->share_measured_at != share_from;  // not measured over the last interval
   share_senders.push_back(c->local_id);
@@ -601,6 +619,7 @@ void EngineImpl::UnlistReceiver(Connection* c) {
   // At its ACK, not at the next allocation: the senders' next ACKs carry
   // the part it held.
   c->share_listed = false;
+  if (c->share_idle) share_listed_idle--;
   share_senders.erase(std::find(share_senders.begin(), share_senders.end(), c->local_id));
 }
 
@@ -643,26 +662,23 @@ void EngineImpl::AccountShare(TimeNs now, Connection* c, bool ce, bool idle) {
   const TimeNs interval = RollShare(now);
   c->share_bytes += rx_len;
   if (ce) c->share_ce_bytes += rx_len;
-  if (idle) {
-    SenderLeft(c);
-    return;
-  }
   ListSender(now, c, interval);
+  if (idle) SenderLeft(c);
 }
 
 void EngineImpl::SenderLeft(Connection* c) {
-  // Its bytes of this interval are no demand: it sends nothing more. Left to
-  // the next allocation, its part (an equal one, as it was held to its
-  // share) stayed idle for up to two intervals: 41 us with 63 senders at
-  // 400 Gbit/s, while an all-to-all's last senders to a receiver crept on
-  // at C/63 (mr-sim alltoall, 4 MiB: the data was in by 97 us, the last
-  // flows finished at 111).
+  // Left to the next allocation, a departed sender's part stayed unused for
+  // up to two intervals (20-88 us): 6 of 8 senders stopped, and the 2 left
+  // reached C/2 43 us (9 round trips) after the 6's last packet; at once,
+  // 3.4 us. It stays listed (held to its share should it come back: a
+  // sender of one message at a time says IDLE after each), but is no demand
+  // now: not in the equal part, nor in the level computed again.
   if (c->share_idle) return;
   c->share_idle = true;
   c->share_idle_mbps = share_roll_mbps;
-  c->share_bytes = c->share_ce_bytes = 0;
-  if (c->share_listed) UnlistReceiver(c);
+  if (c->share_listed) share_listed_idle++;
   if (c->share_measured_at != share_from) return;  // not in the level
+  c->share_left_counted = true;
   share_left++;
   // Again at each fifth: O(1) allocations per sender, as the pushes.
   if (share_left * 100 >= share_last_senders * config::kFairShareLeftStepPct) Reallocate();
@@ -672,8 +688,12 @@ void EngineImpl::Reallocate() {
   share_rates_.clear();
   size_t kept = 0;
   for (uint32_t id : share_measured) {
-    const Connection* s = FindConn(id);
-    if (s == nullptr || s->share_idle) continue;
+    Connection* s = FindConn(id);
+    if (s == nullptr) continue;
+    if (s->share_idle) {
+      s->share_left_counted = false;
+      continue;
+    }
     share_measured[kept++] = id;
     share_rates_.push_back(s->share_demand_mbps);
   }
@@ -723,18 +743,21 @@ uint32_t EngineImpl::HintFor(TimeNs now, const Connection* c) const {
   // Nor does one that comes back, until an interval's end measures it: the
   // level over those who stayed (the whole link once all had left) handed
   // 8 senders restarting together C, C/2, ... as they came.
-  if (c->share_idle) return c->share_idle_mbps;
+  // (One that left before any level was computed is told what the others are.)
   const uint32_t part = EqualPartMbps();
   const uint32_t hint = part != 0 ? part : share_mbps;
-  return c->share_returned ? std::min(hint, c->share_idle_mbps) : hint;
+  if (c->share_idle_mbps == 0 || !(c->share_idle || c->share_returned)) return hint;
+  return c->share_idle ? c->share_idle_mbps : std::min(hint, c->share_idle_mbps);
 }
 
 uint32_t EngineImpl::EqualPartMbps() const {
   // More senders than the level was computed over (new ones): an equal part
   // each until the interval ends, so that a new sender is held to its share
   // from its first round trip and the others make room at once.
-  if (share_mbps != 0 && share_senders.size() <= share_last_senders) return 0;
-  const uint64_t n = std::max<size_t>(share_senders.size(), 1);
+  // (Senders that said IDLE are no demand.)
+  const size_t senders = share_senders.size() - share_listed_idle;
+  if (share_mbps != 0 && senders <= share_last_senders) return 0;
+  const uint64_t n = std::max<size_t>(senders, 1);
   return static_cast<uint32_t>(std::max<uint64_t>(cfg.rx_capacity_mbps / n, 1));
 }
 

@@ -695,7 +695,7 @@ TEST_F(CongestionTest, ASenderThatSaysIdleIsCountedOutAtOnce) {
   w.flags = wire::flags::kIdle;
   Feed(w);
   const ShareInfo si = eng_->GetShareInfo();
-  EXPECT_EQ(si.listed, 0u);
+  EXPECT_EQ(si.listed, 1u);  // still held to its share, should it come back
   EXPECT_EQ(si.measured, 0u);
   EXPECT_EQ(si.level_mbps, kCapacityMbps);  // no one left to share with
   EXPECT_EQ(eng_->stats().share_reallocations, 1u);
@@ -703,6 +703,18 @@ TEST_F(CongestionTest, ASenderThatSaysIdleIsCountedOutAtOnce) {
   now_ += 10'000;
   FeedWrite(0, feed_psn_ + 1, feed_psn_ + 1, feed_psn_ + 1);
   EXPECT_EQ(eng_->GetShareInfo().listed, 1u);
+}
+
+// A sender that leaves in the receiver's first interval, before any level
+// was computed, is told what any sender would be, never "no limit" (0):
+// it would come back unpaced.
+TEST_F(CongestionTest, ASenderThatSaysIdleBeforeAnyLevelIsStillToldAShare) {
+  ASSERT_NO_FATAL_FAILURE(StartHinting());
+  ASSERT_EQ(eng_->GetShareInfo().level_mbps, 0u);
+  Packet w = SmallWrite(0, 0, 0, 0);
+  w.flags = wire::flags::kIdle | wire::flags::kAckReq;
+  Feed(w);
+  EXPECT_EQ(OnlyAck(Drain(now_)).ack.rate_hint_mbps, kCapacityMbps);
 }
 
 // Nor does an interval that spans a silence: a sender that was limited
