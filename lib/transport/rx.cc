@@ -691,7 +691,10 @@ void EngineImpl::Reallocate() {
     Connection* s = FindConn(id);
     if (s == nullptr) continue;
     if (s->share_idle) {
+      // Out of the level: should it come back and leave again within this
+      // interval, it is not counted as leaving it twice.
       s->share_left_counted = false;
+      s->share_measured_at = kNever;
       continue;
     }
     share_measured[kept++] = id;

@@ -703,6 +703,15 @@ TEST_F(CongestionTest, ASenderThatSaysIdleIsCountedOutAtOnce) {
   now_ += 10'000;
   FeedWrite(0, feed_psn_ + 1, feed_psn_ + 1, feed_psn_ + 1);
   EXPECT_EQ(eng_->GetShareInfo().listed, 1u);
+  // Out of the level now: going quiet and coming back within the interval
+  // (one message at a time) computes nothing again.
+  for (uint32_t k = 2; k < 6; k++) {
+    now_ += 1'000;
+    Packet again = SmallWrite(0, feed_psn_ + k, feed_psn_ + k, feed_psn_ + k);
+    if (k % 2 == 0) again.flags = wire::flags::kIdle;
+    Feed(again);
+  }
+  EXPECT_EQ(eng_->stats().share_reallocations, 1u);
 }
 
 // A sender that leaves in the receiver's first interval, before any level
