@@ -785,7 +785,15 @@ bool EngineImpl::RecordPsn(TimeNs now, Connection* c, const wire::FrameInfo& fro
     Normalize(rx);
   }
   bool dup = false;
-  if (wire::SeqLt(d.psn, rx.cum)) {
+  const auto any_bits = [&rx] {
+    uint64_t any = 0;
+    for (uint64_t w : rx.bits) any |= w;
+    return any != 0;
+  };
+  bool gap = any_bits();
+  if (d.psn == rx.cum && !gap) {
+    rx.cum++;  // the next in order with nothing held beyond it: the usual case, no shift
+  } else if (wire::SeqLt(d.psn, rx.cum)) {
     dup = true;
   } else {
     const uint32_t i = d.psn - rx.cum;
@@ -798,6 +806,7 @@ bool EngineImpl::RecordPsn(TimeNs now, Connection* c, const wire::FrameInfo& fro
     dup = (w & bit) != 0;
     w |= bit;
     Normalize(rx);
+    gap = any_bits();
   }
   if (dup) stats.rx_duplicate_pkts++;
   const bool ce = from.ecn == wire::Ecn::kCe;
@@ -813,8 +822,6 @@ bool EngineImpl::RecordPsn(TimeNs now, Connection* c, const wire::FrameInfo& fro
   rx.echo_ce = ce;
   rx.unacked++;
   rx.last_qpn = d.stream_id;
-  bool gap = false;
-  for (uint64_t w : rx.bits) gap |= w != 0;
   if ((p.flags & wire::flags::kAckReq) != 0 || gap || dup || ce ||
       rx.unacked >= cfg.ack_every_pkts) {
     rx.ack_now = true;

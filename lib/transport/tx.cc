@@ -22,6 +22,13 @@ constexpr wire::EncodeOptions kEncode{};
 constexpr wire::EncodeOptions kEncode{.trusted = true};
 #endif
 
+// The MetaRoCE bytes of @p p into @p out: bytes written, 0 if they do not fit
+// (or, in engine_checks builds, if the packet breaks a rule).
+size_t EncodeBody(const wire::Packet& p, std::span<uint8_t> out) {
+  if (!kEncode.trusted && wire::CheckFields(p) != wire::ParseError::kOk) return 0;
+  return wire::EncodeTrusted(p, out);
+}
+
 // Gathers @p len bytes at message offset @p off from a gather list, each
 // piece checked against the regions first (one may have been deregistered
 // since the work request was posted), or the memory could not be read. False
@@ -97,22 +104,22 @@ bool EngineImpl::Emit(TimeNs now, Connection* c, uint8_t plane, uint16_t src_por
     // The usual frame: the connection's prebuilt headers, patched.
     const wire::EncapTemplate& t = Encap(c, plane);
     if (!t.built() || slot->cap < t.bytes()) return false;
-    auto body = wire::EncodeDatagram(*p, {slot->buf + t.bytes(), slot->cap - t.bytes()}, kEncode);
-    if (!body.ok()) return false;
-    n = t.Stamp(src_port, ecn, *body, slot->buf);
+    const size_t body = EncodeBody(*p, {slot->buf + t.bytes(), slot->cap - t.bytes()});
+    if (body == 0) return false;
+    n = t.Stamp(src_port, ecn, body, slot->buf);
   } else {
     wire::FrameInfo& f = FrameTo(c, plane, slot);
     f.ecn = ecn;
     f.src_port = src_port;
-    absl::StatusOr<size_t> r;
     if (cfg.framing == Framing::kEthernet) {
-      r = wire::EncodeFrame(f, *p, {slot->buf, slot->cap}, kEncode);
+      absl::StatusOr<size_t> r = wire::EncodeFrame(f, *p, {slot->buf, slot->cap}, kEncode);
+      if (!r.ok()) return false;  // slot too small: the caller's buffers are misconfigured
+      n = *r;
     } else {
-      r = wire::EncodeDatagram(*p, {slot->buf, slot->cap}, kEncode);
+      n = EncodeBody(*p, {slot->buf, slot->cap});
+      if (n == 0) return false;
       slot->addr = f;
     }
-    if (!r.ok()) return false;  // slot too small: the caller's buffers are misconfigured
-    n = *r;
   }
   slot->len = static_cast<uint32_t>(n);
   slot->plane = plane;

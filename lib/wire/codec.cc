@@ -27,6 +27,11 @@ bool IsZero(const std::array<uint64_t, kSackWords>& w) {
   return true;
 }
 
+// Which checks apply: a parsed packet has, by construction, zero in every
+// field its type does not carry and ACK booleans that match its flags.
+enum class Origin : bool { kCaller, kWire };
+
+template <Origin kFrom>
 ParseError CheckData(const Packet& p) {
   const DataBody& d = p.data;
   const size_t payload = p.payload.size();
@@ -34,10 +39,11 @@ ParseError CheckData(const Packet& p) {
   if (SeqLt(d.psn, d.una_psn)) return ParseError::kUnaAfterPsn;
   if (d.msg_len > kMaxMessageBytes) return ParseError::kMessageTooLong;
   // Fields this type does not carry must be zero, or encoding would drop them.
-  if ((!HasRdmaTarget(p.type) && (d.rkey != 0 || d.va != 0)) ||
-      (!HasImmediate(p.type) && d.imm != 0) || (!ConsumesReceive(p.type) && d.recv_seq != 0) ||
-      (!IsAtomicRequest(p.type) && (d.operand0 | d.operand1) != 0) ||
-      (p.type != PacketType::kAtomicResp && d.orig != 0)) {
+  if (kFrom == Origin::kCaller &&
+      ((!HasRdmaTarget(p.type) && (d.rkey != 0 || d.va != 0)) ||
+       (!HasImmediate(p.type) && d.imm != 0) || (!ConsumesReceive(p.type) && d.recv_seq != 0) ||
+       (!IsAtomicRequest(p.type) && (d.operand0 | d.operand1) != 0) ||
+       (p.type != PacketType::kAtomicResp && d.orig != 0))) {
     return ParseError::kReservedNotZero;
   }
   if (CarriesPayload(p.type)) {
@@ -58,17 +64,21 @@ ParseError CheckData(const Packet& p) {
   return ParseError::kOk;
 }
 
+template <Origin kFrom>
 ParseError CheckAck(const Packet& p) {
   const AckBody& a = p.ack;
   if (!p.payload.empty()) return ParseError::kPayloadNotAllowed;
   // The flag bits and the body booleans say the same thing; a packet whose
   // flags claim a bitmap the body does not have is inconsistent.
-  if (((p.flags & flags::kSack) != 0 && !a.has_sack) || ((p.flags & flags::kEce) != 0 && !a.ece)) {
+  if (kFrom == Origin::kCaller && (((p.flags & flags::kSack) != 0 && !a.has_sack) ||
+                                   ((p.flags & flags::kEce) != 0 && !a.ece))) {
     return ParseError::kBadFlags;
   }
   if (a.num_stream_acks > kMaxStreamAcks) return ParseError::kTooManyStreamAcks;
   if (a.has_sack && IsZero(a.sack)) return ParseError::kEmptySack;
-  if (!a.has_sack && !IsZero(a.sack)) return ParseError::kReservedNotZero;
+  if (kFrom == Origin::kCaller && !a.has_sack && !IsZero(a.sack)) {
+    return ParseError::kReservedNotZero;
+  }
   for (size_t i = 0; i < a.num_stream_acks; i++) {
     if (a.stream_acks[i].stream_id == 0) return ParseError::kZeroStreamAck;
   }
@@ -475,19 +485,22 @@ bool Equivalent(const Packet& a, const Packet& b) {
   return false;
 }
 
-ParseError CheckFields(const Packet& p) {
-  const PacketClass cls = ClassOf(p.type);
-  if (cls == PacketClass::kInvalid) return ParseError::kBadType;
-  if ((p.flags & ~AllowedFlags(p.type)) != 0) return ParseError::kBadFlags;
+namespace {
+
+// CheckFields() has two parts a parsed packet has not passed yet: the
+// connection id and the body.
+ParseError CheckConnId(const Packet& p) {
   if (p.type == PacketType::kConnReq) {
-    if (p.dst_conn_id != 0) return ParseError::kReservedNotZero;
-  } else if (p.dst_conn_id == 0) {
-    return ParseError::kZeroConnId;
+    return p.dst_conn_id != 0 ? ParseError::kReservedNotZero : ParseError::kOk;
   }
-  if (PayloadFieldBytes(p) > kMaxPayloadBytes) return ParseError::kBadLength;
+  return p.dst_conn_id == 0 ? ParseError::kZeroConnId : ParseError::kOk;
+}
+
+template <Origin kFrom>
+ParseError CheckBody(PacketClass cls, const Packet& p) {
   switch (cls) {
-    case PacketClass::kData: return CheckData(p);
-    case PacketClass::kAck: return CheckAck(p);
+    case PacketClass::kData: return CheckData<kFrom>(p);
+    case PacketClass::kAck: return CheckAck<kFrom>(p);
     case PacketClass::kNak: return CheckNak(p);
     case PacketClass::kProbe:
       return (p.type == PacketType::kProbeReply && !p.payload.empty())
@@ -497,6 +510,17 @@ ParseError CheckFields(const Packet& p) {
     case PacketClass::kInvalid: break;
   }
   return ParseError::kBadType;
+}
+
+}  // namespace
+
+ParseError CheckFields(const Packet& p) {
+  const PacketClass cls = ClassOf(p.type);
+  if (cls == PacketClass::kInvalid) return ParseError::kBadType;
+  if ((p.flags & ~AllowedFlags(p.type)) != 0) return ParseError::kBadFlags;
+  if (const ParseError e = CheckConnId(p); e != ParseError::kOk) return e;
+  if (PayloadFieldBytes(p) > kMaxPayloadBytes) return ParseError::kBadLength;
+  return CheckBody<Origin::kCaller>(cls, p);
 }
 
 ParseError ParseDatagram(std::span<const uint8_t> in, const ParseOptions& opt, Packet* out) {
@@ -523,22 +547,15 @@ ParseError ParseDatagram(std::span<const uint8_t> in, const ParseOptions& opt, P
   out->payload = {body + type_bytes, region};
   const ParseError e = DecodeTypeHeader(body, region, out);
   if (e != ParseError::kOk) return e;
-  return CheckFields(*out);
+  // Type and flags were checked above; payload_len, 16 bits, cannot exceed kMaxPayloadBytes.
+  static_assert(kMaxPayloadBytes == UINT16_MAX);
+  if (const ParseError id = CheckConnId(*out); id != ParseError::kOk) return id;
+  return CheckBody<Origin::kWire>(ClassOf(out->type), *out);
 }
 
-absl::StatusOr<size_t> EncodeDatagram(const Packet& p, std::span<uint8_t> out,
-                                      const EncodeOptions& opt) {
-  const ParseError e = opt.trusted ? ParseError::kOk : CheckFields(p);
-  if (e != ParseError::kOk) {
-    return absl::InvalidArgumentError(absl::StrCat("cannot encode ",
-                                                   PacketTypeName(static_cast<uint8_t>(p.type)),
-                                                   " packet: ", ParseErrorName(e)));
-  }
+size_t EncodeTrusted(const Packet& p, std::span<uint8_t> out) {
   const size_t total = EncodedBytes(p);
-  if (out.size() < total) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("buffer of ", out.size(), " bytes cannot hold a ", total, "-byte packet"));
-  }
+  if (out.size() < total) return 0;
   uint8_t* q = out.data();
   CommonHdr h;
   h.version = kVersion;
@@ -558,8 +575,23 @@ absl::StatusOr<size_t> EncodeDatagram(const Packet& p, std::span<uint8_t> out,
   Be32 crc;
   crc.set(Crc32c(out.data(), static_cast<size_t>(q - out.data())));
   Store(q, crc);
-  q += sizeof(crc);
-  return static_cast<size_t>(q - out.data());
+  return total;
+}
+
+absl::StatusOr<size_t> EncodeDatagram(const Packet& p, std::span<uint8_t> out,
+                                      const EncodeOptions& opt) {
+  const ParseError e = opt.trusted ? ParseError::kOk : CheckFields(p);
+  if (e != ParseError::kOk) {
+    return absl::InvalidArgumentError(absl::StrCat("cannot encode ",
+                                                   PacketTypeName(static_cast<uint8_t>(p.type)),
+                                                   " packet: ", ParseErrorName(e)));
+  }
+  const size_t n = EncodeTrusted(p, out);
+  if (n == 0) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "buffer of ", out.size(), " bytes cannot hold a ", EncodedBytes(p), "-byte packet"));
+  }
+  return n;
 }
 
 }  // namespace metaroce::wire

@@ -140,6 +140,14 @@ absl::StatusOr<size_t> EncodeDatagram(const Packet& p, std::span<uint8_t> out,
                                       const EncodeOptions& opt = {});
 
 /**
+ * EncodeDatagram() of a packet the caller built by the rules (CheckFields()
+ * is not applied): the fast path of a sender whose packets are right by
+ * construction (the engine; its -Dengine_checks builds check them first).
+ * @return bytes written, or 0 when @p out is too small
+ */
+size_t EncodeTrusted(const Packet& p, std::span<uint8_t> out);
+
+/**
  * Writes a whole Ethernet frame (Ethernet, IP, UDP, MetaRoCE) into @p out.
  * @return frame length, or an error as EncodeDatagram
  */

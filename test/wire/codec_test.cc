@@ -37,6 +37,20 @@ TEST(Codec, EverySampleRoundTripsAsDatagram) {
   }
 }
 
+// The engine's encoder writes what EncodeDatagram() writes, and says 0 when
+// the buffer is one byte short.
+TEST(Codec, TrustedEncodingMatchesTheCheckedOne) {
+  for (const auto& s : SampleConversation()) {
+    SCOPED_TRACE(s.name);
+    const Packet in = s.Get();
+    const auto bytes = Encode(in);
+    std::vector<uint8_t> buf(bytes.size() + 8, 0xee);
+    ASSERT_EQ(EncodeTrusted(in, buf), bytes.size());
+    EXPECT_TRUE(std::equal(bytes.begin(), bytes.end(), buf.begin()));
+    EXPECT_EQ(EncodeTrusted(in, std::span<uint8_t>(buf.data(), bytes.size() - 1)), 0u);
+  }
+}
+
 TEST(Codec, EveryTypeRoundTripsOverIpv4AndIpv6Frames) {
   int v4 = 0, v6 = 0;
   for (const auto& s : SampleConversation()) {
