@@ -87,13 +87,24 @@ transport::PeerAddr Device::address() const {
 }
 
 size_t Device::Poll() {
-  size_t work = 0;
   transport::TimeNs now = Now();
-  const bool frames = ports_[0]->info().framing == transport::Framing::kEthernet;
   const int bursts = port::RxBurstsFor(&tx_step_, now);
+  const bool late = bursts != 1;
+  const auto tx_step = [this](transport::TimeNs at) {
+    return port::TxStep(port_ptrs_, 0, *engine_, pacer_, at, tx_, &tx_step_,
+                        [](transport::TxSlot&) {});
+  };
+  // A busy loop transmits first: what the application posted since the last
+  // poll leaves at once, not after a look at the receive ring. A late poll
+  // receives first, so that the ACKs that queued meanwhile are taken before
+  // the engine's timers run (port::kLatePollNs).
+  const size_t sent = late ? 0 : tx_step(now);
+  size_t work = sent;
+  const bool frames = ports_[0]->info().framing == transport::Framing::kEthernet;
   for (const auto& port : ports_) {  // every plane's packets go to the one engine
     for (int b = bursts; b > 0; b--) {
       const uint16_t n = port->RxBurst(0, rx_.data(), kBurst);
+      if (n == 0) break;
       now = Now();
       for (uint16_t i = 0; i < n; i++) {
         if (frames) {
@@ -106,9 +117,10 @@ size_t Device::Poll() {
       if (n < kBurst) break;
     }
   }
+  // What the frames call for (ACKs, READ responses) leaves in this poll too:
+  // a caller that polls seldom must not hold it until the next.
+  if (late || work != sent) work += tx_step(now);
   if (publisher_ != nullptr && publisher_->Due(now)) Publish(now);
-  work +=
-      port::TxStep(port_ptrs_, 0, *engine_, pacer_, now, tx_, &tx_step_, [](transport::TxSlot&) {});
   return work;
 }
 
