@@ -15,7 +15,12 @@
 # Prints the medians (min..max) of N runs, the ratios against the goals with
 # PASS/MISS, and with --json writes everything (every sample) to FILE.
 #
-#   devtools/peer-compare.sh [--runs N] [--quick] [--no-pin] [--json FILE] [--logs DIR]
+#   devtools/peer-compare.sh [--runs N] [--quick] [--no-pin] [--only GLOB] [--json FILE] [--logs DIR]
+#
+# --only GLOB runs only the mr-perf tests whose key matches the shell pattern
+# (memif_write_bw_64k, udp_write_bw_64k_loss, ...: '*_write_bw_64k' for the
+# lossless 64 KiB WRITE over both), and none of the peers: for an A/B of two
+# builds, run it once with MR_PERF pointing at each, or interleave by hand.
 #
 # Each pair is pinned, server on CPU 0 and client on CPU 1 (mr-perf udp:
 # taskset; mr-perf memif: EAL --lcores=0@0 / 0@1, since EAL resets the
@@ -42,9 +47,10 @@ set -euo pipefail
 runs=5
 json_out=""
 logs=""
+only=""
 pin=1
 usage() {
-  echo "usage: peer-compare.sh [--runs N] [--quick] [--no-pin] [--json FILE] [--logs DIR]" >&2
+  echo "usage: peer-compare.sh [--runs N] [--quick] [--no-pin] [--only GLOB] [--json FILE] [--logs DIR]" >&2
   exit 2
 }
 while [ $# -gt 0 ]; do
@@ -52,9 +58,10 @@ while [ $# -gt 0 ]; do
     --runs) [ $# -ge 2 ] || usage; runs=$2; shift 2 ;;
     --quick) runs=1; shift ;;
     --no-pin) pin=0; shift ;;
+    --only) [ $# -ge 2 ] || usage; only=$2; shift 2 ;;
     --json) [ $# -ge 2 ] || usage; json_out=$2; shift 2 ;;
     --logs) [ $# -ge 2 ] || usage; logs=$2; shift 2 ;;
-    -h | --help) sed -n '5,40p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '5,45p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) usage ;;
   esac
 done
@@ -83,10 +90,14 @@ command -v dpdk-testpmd >/dev/null || have_testpmd=0
 command -v iperf3 >/dev/null || have_iperf=0
 [ -x "$bench_udp" ] || have_bench_udp=0
 "$mr_perf" --help 2>&1 | grep -q '^  dpdk:' || have_memif=0
-[ $have_ucx = 1 ] || echo "peer-compare: ucx_perftest: not installed, UCX skipped (run devtools/install-deps.sh)"
-[ $have_iperf = 1 ] || echo "peer-compare: iperf3: not installed, iperf3 skipped (run devtools/install-deps.sh)"
-[ $have_testpmd = 1 ] || echo "peer-compare: dpdk-testpmd: not installed, testpmd skipped (run devtools/install-deps.sh)"
-[ $have_bench_udp = 1 ] || echo "peer-compare: bench_udp: not built at $bench_udp, kernel UDP skipped"
+if [ -n "$only" ]; then
+  have_ucx=0 have_iperf=0 have_bench_udp=0 have_testpmd=0
+  echo "peer-compare: --only '$only': the mr-perf tests it matches, no peers"
+fi
+[ $have_ucx = 1 ] || [ -n "$only" ] || echo "peer-compare: ucx_perftest: not installed, UCX skipped (run devtools/install-deps.sh)"
+[ $have_iperf = 1 ] || [ -n "$only" ] || echo "peer-compare: iperf3: not installed, iperf3 skipped (run devtools/install-deps.sh)"
+[ $have_testpmd = 1 ] || [ -n "$only" ] || echo "peer-compare: dpdk-testpmd: not installed, testpmd skipped (run devtools/install-deps.sh)"
+[ $have_bench_udp = 1 ] || [ -n "$only" ] || echo "peer-compare: bench_udp: not built at $bench_udp, kernel UDP skipped"
 [ $have_memif = 1 ] || echo "peer-compare: mr-perf has no dpdk driver: memif skipped (install libdpdk-dev, rebuild)"
 
 work=$(mktemp -d /tmp/peer-compare.XXXXXX)
@@ -139,6 +150,10 @@ fi
 mr_pair() {
   local run=$1 key=$2 transport=$3 loss=$4
   shift 4
+  if [ -n "$only" ]; then
+    # shellcheck disable=SC2254  # $only is the user's pattern
+    case "$key" in $only) ;; *) return 0 ;; esac
+  fi
   local d=$work/r$run.$key pa pb sock="" tcp sp status=0
   mkdir -p "$d"
   if [ "$transport" = memif ]; then
@@ -490,8 +505,13 @@ for name, a, b in others:
 
 # What the engines said: retransmissions and why, losses that really happened.
 print()
-print(f"{'mr-perf test (medians over runs)':<32} {'retx':>8} {'lost_rto':>9} {'lost_sack':>9} "
-      f"{'TLP':>6} {'pathfail':>8} {'data_lost':>9} {'tx_pkts':>9}")
+# retx%: retransmissions over data packets sent; timeouts, stall probes and
+# TLPs (engine counters, "-" from builds without them); needless: chunks the
+# server got again after it had placed them; pathfail: the median and in how
+# many runs any path failed.
+print(f"{'mr-perf test (medians over runs)':<32} {'retx':>8} {'retx%':>7} {'lost_rto':>9} "
+      f"{'lost_sack':>9} {'timeouts':>8} {'stall':>6} {'TLP':>6} {'needless':>8} "
+      f"{'pathfail':>10} {'data_lost':>9} {'tx_pkts':>9}")
 for t in ("memif", "udp"):
     for k in (f"{t}_write_bw_64k", f"{t}_write_bw_64k_loss", f"{t}_write_bw_64", f"{t}_send_bw_64",
               f"{t}_write_lat_64"):
@@ -499,11 +519,21 @@ for t in ("memif", "udp"):
         if not rs:
             continue
         def m(f):
-            return med([f(r) for r in rs])
-        ce = lambda f: m(lambda r: r["client_engine"][f])
-        print(f"{k:<32} {ce('retransmits'):>8.0f} {ce('lost_rto'):>9.0f} {ce('lost_sack'):>9.0f} "
-              f"{ce('tail_loss_probes'):>6.0f} {ce('path_failures'):>8.0f} "
-              f"{m(lambda r: r.get('data_pkts_not_received', 0)):>9.0f} {ce('tx_packets'):>9.0f}")
+            v = [x for x in (f(r) for r in rs) if x is not None]
+            return med(v)
+        ce = lambda f: m(lambda r: r["client_engine"].get(f))
+        n = lambda x, spec: "-" if x is None else format(x, spec)
+        pct = m(lambda r: 100 * r["client_engine"]["retransmits"] / r["client_engine"]["tx_packets"]
+                if r["client_engine"]["tx_packets"] else None)
+        failed_runs = sum(1 for r in rs if r["client_engine"]["path_failures"])
+        pathfail = f"{ce('path_failures'):.0f} ({failed_runs}/{len(rs)})"
+        print(f"{k:<32} {n(ce('retransmits'), '.0f'):>8} {n(pct, '.3f'):>7} "
+              f"{n(ce('lost_rto'), '.0f'):>9} {n(ce('lost_sack'), '.0f'):>9} "
+              f"{n(ce('rto_timeouts'), '.0f'):>8} {n(ce('stall_probes'), '.0f'):>6} "
+              f"{n(ce('tail_loss_probes'), '.0f'):>6} "
+              f"{n(m(lambda r: r.get('server_engine', {}).get('rx_duplicate_chunks')), '.0f'):>8} "
+              f"{pathfail:>10} {n(m(lambda r: r.get('data_pkts_not_received', 0)), '.0f'):>9} "
+              f"{n(ce('tx_packets'), '.0f'):>9}")
 fails = [r for r in recs if r.get("value") is None]
 if fails:
     print()

@@ -66,6 +66,7 @@ Dict FormatStats(const Snapshot& s, transport::TimeNs now) {
   d.AddU64("rx_packets", st.rx_packets);
   d.AddU64("rx_bytes", st.rx_bytes);
   d.AddU64("rx_duplicate_pkts", st.rx_duplicate_pkts);
+  d.AddU64("rx_duplicate_chunks", st.rx_duplicate_chunks);
   d.AddU64("rx_ce_pkts", st.rx_ce_pkts);
   d.AddU64("tx_packets", st.tx_packets);
   d.AddU64("tx_bytes", st.tx_bytes);
@@ -77,6 +78,7 @@ Dict FormatStats(const Snapshot& s, transport::TimeNs now) {
   d.AddU64("keepalives", st.keepalives);
   d.AddU64("lost_detected_sack", st.lost_detected_sack);
   d.AddU64("lost_detected_rto", st.lost_detected_rto);
+  d.AddU64("rto_timeouts", st.rto_timeouts);
   d.AddU64("tail_loss_probes", st.tail_loss_probes);
   d.AddU64("stall_probes", st.stall_probes);
   d.AddU64("share_pushes", st.share_pushes);

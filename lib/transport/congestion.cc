@@ -32,7 +32,7 @@ void CcWindow::OnAck(const CcLimits& l, TimeNs now, TimeNs rtt, uint32_t acked_b
       const uint32_t cut = static_cast<uint32_t>(uint64_t{cwnd} * std::max(alpha, 1u) >>
                                                  (config::kCcAlphaFracBits + 1));
       cwnd = std::max(l.min_bytes, cwnd - std::min(cut, cwnd));
-      hold_until = now + rtt;
+      hold_until = marked_hold_until = now + rtt;
       cuts++;
       slow_start = false;
     }

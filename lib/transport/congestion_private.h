@@ -46,6 +46,7 @@ struct CcWindow {
   uint64_t round_marked = 0;      ///< of which the receiver saw CE-marked
   TimeNs round_end = 0;           ///< this round trip ends (alpha is updated)
   TimeNs hold_until = 0;          ///< no second cut before (one per round trip)
+  TimeNs marked_hold_until = 0;   ///< hold_until of the last cut for CE marks
   uint32_t congested_rounds = 0;  ///< consecutive round trips at least half marked
   uint64_t cuts = 0;              ///< decreases so far (observability)
   uint64_t delay_cuts = 0;        ///< of which for delay above the target

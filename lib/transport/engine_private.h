@@ -322,9 +322,10 @@ struct Connection {
   TimeNs last_reroute_at = kNever;  ///< a path of it was last rerouted (Reroute)
   bool pace_phase_due = false;      ///< the pacer draws its random phase at the next send
   // The delay signal (congestion.cc): queueing is RTT above the base.
-  TimeNs base_rtt = kNever;  ///< smallest RTT sample of any of its paths
-  TimeNs base_rtt_at = 0;    ///< taken at; renewed when older than config::kCcBaseRttWindowNs
-  TimeNs last_rx_at = 0;     ///< any valid packet from the peer
+  TimeNs base_rtt = kNever;   ///< smallest RTT sample of any of its paths
+  TimeNs base_rtt_at = 0;     ///< taken at; renewed when older than config::kCcBaseRttWindowNs
+  TimeNs last_rx_at = 0;      ///< any valid packet from the peer
+  TimeNs heard_again_at = 0;  ///< the first packet after rto_min or more of the peer's silence
   /**
    * A QP joined while it was established with none: nothing was kept alive
    * before, so the peer's silence counts from the next poll (ConnDeadline
@@ -877,7 +878,7 @@ class EngineImpl {
   TimeNs ProbeWait(const TxPath& p) const;
   TimeNs TlpWait(const TxPath& p) const;
   TimeNs TlpDeadline(const TxPath& p) const;
-  TimeNs RescueDeadline(const TxPath& p) const;
+  TimeNs RescueDeadline(const Connection* c, const TxPath& p) const;
   /** Another active path of @p c delivered a packet sent after @p t: the peer got it. */
   bool OthersProgressedSince(const Connection* c, const TxPath& path, TimeNs t) const;
   /** Queues the newest live chunk of @p path for a tail-loss probe, rescue or stall probe. */

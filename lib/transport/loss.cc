@@ -127,6 +127,7 @@ TimeNs EngineImpl::ProbeWait(const TxPath& p) const {
 
 void EngineImpl::PathTimeout(TimeNs now, Connection* c, TxPath* path, TimeNs age) {
   const TimeNs stuck_since = path->At(path->una).sent_at;
+  stats.rto_timeouts++;
   for (uint32_t psn = path->una; psn != path->next_psn; psn++) {
     const Inflight& e = path->At(psn);
     if (e.live && e.sent_at + age <= now) DeclareLost(now, c, path, psn, true);

@@ -228,11 +228,12 @@ struct EngineStats {
   uint64_t rx_wrong_stream = 0;    ///< source stream is not the peer QP of the stream it targets
   uint64_t rx_state_exhausted =
       0;  ///< chunks dropped: the connection's message state is at its bound
-  uint64_t rx_bad_stream_acks = 0;  ///< stream ACKs past every message the QP posted (ignored)
-  uint64_t rx_stale_naks = 0;       ///< RNR NAKs about an earlier attempt of a message (ignored)
-  uint64_t rx_bad_cookie = 0;       ///< CONN_REQs with a missing, stale or forged cookie
-  uint64_t rx_conn_refused = 0;     ///< CONN_REQs rejected (limits, parameters, version)
-  uint64_t rx_duplicate_pkts = 0;   ///< PSN already received
+  uint64_t rx_bad_stream_acks = 0;   ///< stream ACKs past every message the QP posted (ignored)
+  uint64_t rx_stale_naks = 0;        ///< RNR NAKs about an earlier attempt of a message (ignored)
+  uint64_t rx_bad_cookie = 0;        ///< CONN_REQs with a missing, stale or forged cookie
+  uint64_t rx_conn_refused = 0;      ///< CONN_REQs rejected (limits, parameters, version)
+  uint64_t rx_duplicate_pkts = 0;    ///< PSN already received
+  uint64_t rx_duplicate_chunks = 0;  ///< data chunks already placed: needless retransmissions
   uint64_t rx_ce_pkts = 0;
   uint64_t tx_packets = 0;
   uint64_t tx_bytes = 0;
@@ -248,8 +249,9 @@ struct EngineStats {
   uint64_t keepalives = 0;          ///< probes sent because the peer was silent
   uint64_t lost_detected_sack = 0;  ///< losses found from a SACK gap
   uint64_t lost_detected_rto = 0;   ///< losses found by a retransmission timeout
-  uint64_t tail_loss_probes = 0;    ///< newest packets sent again after 2 SRTT of silence
-  uint64_t tail_loss_rescues = 0;   ///< of those unanswered, the newest sent on another path
+  uint64_t rto_timeouts = 0;  ///< retransmission timeouts (each declares a path's old packets lost)
+  uint64_t tail_loss_probes = 0;   ///< newest packets sent again after 2 SRTT of silence
+  uint64_t tail_loss_rescues = 0;  ///< of those unanswered, the newest sent on another path
   /**
    * ACKs sent for their rate hint alone: new senders told more than twice
    * the equal part that more new senders left them (doc/congestion.md).

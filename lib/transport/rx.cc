@@ -129,6 +129,7 @@ void EngineImpl::HandlePacket(TimeNs now, const wire::FrameInfo& from, const wir
     ForgetEncap(c);
   }
   Touch(c);
+  if (now - c->last_rx_at >= cfg.rto_min_ns) c->heard_again_at = now;
   c->last_rx_at = now;
   c->rx_pkts++;
   c->rx_bytes += rx_len;
@@ -1003,6 +1004,7 @@ void EngineImpl::HandleRequest(TimeNs now, Connection* c, Qp* qp, const wire::Pa
   }
   if (wire::SeqLt(d.msn, qp->msn_next)) {
     // Already accepted: the stream ACK must have been lost; send it again.
+    stats.rx_duplicate_chunks++;
     if (!qp->dirty) {
       qp->dirty = true;
       c->dirty.push_back(qp->qpn);
@@ -1058,6 +1060,7 @@ void EngineImpl::HandleRequest(TimeNs now, Connection* c, Qp* qp, const wire::Pa
   }
   if (m.got.Test(idx)) {
     // A duplicate. A message probe asks what is missing; tell it.
+    stats.rx_duplicate_chunks++;
     if (probe && !m.got.Full()) QueueResend(c, qp->remote_qpn, p, &m, nchunks);
     return;
   }
@@ -1239,7 +1242,10 @@ void EngineImpl::HandleResponse(TimeNs now, Connection* c, Qp* qp, const wire::P
       return;
     }
     const uint32_t idx = d.msg_offset / chunk;
-    if (m->resp_received.Test(idx)) return;
+    if (m->resp_received.Test(idx)) {
+      stats.rx_duplicate_chunks++;
+      return;
+    }
     if (!Scatter(qp, qp->attr.pd, m->sg, d.msg_offset, p.payload)) {
       m->status = WcStatus::kLocProtErr;
       m->done = true;

@@ -43,7 +43,14 @@ bool EngineImpl::Silent(const TxPath& p, TimeNs now) const {
 
 TimeNs EngineImpl::TlpDeadline(const TxPath& p) const { return p.last_sent_at + TlpWait(p); }
 
-TimeNs EngineImpl::RescueDeadline(const TxPath& p) const { return p.last_sent_at + 2 * TlpWait(p); }
+TimeNs EngineImpl::RescueDeadline(const Connection* c, const TxPath& p) const {
+  // A peer heard again after a silence works through what queued meanwhile
+  // and answers the paths one by one: a path is judged (Silent, and others
+  // delivered later packets) a probe's wait after that at the earliest. Over
+  // kernel UDP a path was rerouted for an ACK 14 us behind another path's.
+  const TimeNs w = TlpWait(p);
+  return std::max(p.last_sent_at + 2 * w, c->heard_again_at + w);
+}
 
 void EngineImpl::GatherSilence(const Connection* c, PeerSilence* s) const {
   s->gathered = true;
@@ -51,7 +58,7 @@ void EngineImpl::GatherSilence(const Connection* c, PeerSilence* s) const {
   s->waiting = 0;
   s->waiting_on.fill(0);
   for (const TxPath& q : c->paths) {
-    s->newest_hold = std::max(s->newest_hold, q.cc.hold_until);
+    s->newest_hold = std::max(s->newest_hold, q.cc.marked_hold_until);
     if (q.state == PathState::kActive && q.inflight != 0 && q.At(q.una).sent_at < q.progress_at) {
       s->waiting++;
       s->waiting_on[q.plane]++;
@@ -156,7 +163,7 @@ void EngineImpl::ConnTimers(TimeNs now, Connection* c) {
       stats.tail_loss_probes++;
       path.tlp_sent = true;
     } else if (cfg.tail_loss_probe && path.tlp_sent && !path.rescue_sent &&
-               RescueDeadline(path) <= now) {
+               RescueDeadline(c, path) <= now) {
       // The probe went unanswered too: the path may be dead (a blackhole).
       // Send the newest chunk once more on another path, so the operation
       // completes now, and the other path's progress while this one stays
@@ -249,7 +256,8 @@ TimeNs EngineImpl::ConnDeadline(const Connection* c) const {
     if (p.state == PathState::kActive && p.inflight != 0) {
       t = std::min({t, RtoDeadline(c, p, &silence), p.reorder_at});
       if (cfg.tail_loss_probe && !p.tlp_sent) t = std::min(t, TlpDeadline(p));
-      if (cfg.tail_loss_probe && p.tlp_sent && !p.rescue_sent) t = std::min(t, RescueDeadline(p));
+      if (cfg.tail_loss_probe && p.tlp_sent && !p.rescue_sent)
+        t = std::min(t, RescueDeadline(c, p));
     } else if (p.state == PathState::kFailed) {
       t = std::min(t, p.probe_at);
     }

@@ -125,6 +125,24 @@ TEST_F(EngineUnitTest, SackDuplicateOnlyTriggersAck) {
   EXPECT_EQ(StreamAckOf(ack), 1);
 }
 
+// A chunk that comes again after it was placed, on a new PSN (the sender's
+// needless retransmission) or the same (a duplicate the network made), is
+// counted where it arrives: the sender cannot tell a needless one from one
+// that repaired a loss.
+TEST_F(EngineUnitTest, ChunksThatArriveAgainAreCounted) {
+  ASSERT_NO_FATAL_FAILURE(Start(BaseConfig()));
+  FeedWrite(0, 0, 0, 0);
+  FeedWrite(0, 1, 0, 1);
+  EXPECT_EQ(eng_->stats().rx_duplicate_chunks, 0u);
+  FeedWrite(0, 2, 0, 0);  // message 0 again, a retransmission
+  EXPECT_EQ(eng_->stats().rx_duplicate_chunks, 1u);
+  EXPECT_EQ(eng_->stats().rx_duplicate_pkts, 0u);
+  FeedWrite(0, 2, 0, 0);  // and that packet once more
+  EXPECT_EQ(eng_->stats().rx_duplicate_chunks, 2u);
+  EXPECT_EQ(eng_->stats().rx_duplicate_pkts, 1u);
+  EXPECT_EQ(StreamAckOf(OnlyAck(Drain(now_))), 2);
+}
+
 // A hole filled in order: cum must run over every PSN that already arrived.
 TEST_F(EngineUnitTest, SackHoleFillMovesCumOverArrivedRun) {
   ASSERT_NO_FATAL_FAILURE(Start(BaseConfig()));
@@ -505,6 +523,7 @@ TEST_F(EngineUnitTest, TheRtoStaysRtoMinAboveASteadyRttSoHostJitterDoesNotFireIt
   ASSERT_EQ(again.size(), 1u);
   EXPECT_NE(again[0].flags & wire::flags::kRetransmit, 0);
   EXPECT_EQ(eng_->stats().lost_detected_rto, 1u);
+  EXPECT_EQ(eng_->stats().rto_timeouts, 1u);
 }
 
 TEST_F(EngineUnitTest, APeerThatFallsSilentAfterAnsweringIsProbedUntilRtoSilentThenTimesOut) {
@@ -574,6 +593,43 @@ TEST_F(EngineUnitTest, APeerThatFallsSilentAfterAnsweringIsProbedUntilRtoSilentT
     EXPECT_EQ(eng_->stats().lost_detected_rto, 2u);
     EXPECT_EQ(eng_->stats().stall_probes, 0u);
   }
+}
+
+// A window cut for delay alone (the RTT rose, nothing marked: a software
+// receiver falling behind) is no congested fabric: a silence after it is a
+// stall as any other, probed, not timed out. Over memif and kernel UDP the
+// delay signal cuts a window every few round trips, and the rule held back
+// by those cuts left 2-4 needless retransmissions per stall and path.
+TEST_F(EngineUnitTest, ASilenceAfterADelayCutIsStillAStall) {
+  EngineConfig cfg = BaseConfig();
+  cfg.num_paths = 2;
+  cfg.tail_loss_probe = false;
+  cfg.rto_silent_ns = 2'000'000;
+  cfg.cc_delay_target_ns = 5'000;
+  ASSERT_NO_FATAL_FAILURE(Start(cfg));
+  FillSource(4 * kPayload);
+  ASSERT_NO_FATAL_FAILURE(PostWrite(1, 2 * kPayload));
+  const TimeNs t0 = now_;
+  ASSERT_EQ(OfType(Drain(t0), PacketType::kWrite).size(), 2u);
+  now_ = t0 + 5'000;
+  ASSERT_NO_FATAL_FAILURE(PostWrite(2, 2 * kPayload));
+  const TimeNs sent = now_;
+  ASSERT_EQ(OfType(Drain(sent), PacketType::kWrite).size(), 2u);
+  // The first packets answered at t0 + 10 us: path 0 in 10 us (the base
+  // RTT), path 1's ACK echoing a time 20 us earlier (30 us, above the base
+  // and the target: a delay cut). Then nothing.
+  now_ = t0 + 10'000;
+  Feed(TimedAck(0, 1, t0));
+  Feed(TimedAck(1, 1, t0 - 20'000, 1));
+  ASSERT_EQ(eng_->stats().cc_delay_cuts, 1u);
+  const TimeNs rto_at = sent + 10'000 + cfg.rto_min_ns;  // path 0's
+  EXPECT_EQ(eng_->NextDeadline(), rto_at);
+  const std::vector<Packet> again = OfType(Drain(rto_at), PacketType::kWrite);
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].path_id, 0);
+  EXPECT_EQ(eng_->stats().stall_probes, 1u);
+  EXPECT_EQ(eng_->stats().lost_detected_rto, 0u);
+  EXPECT_EQ(eng_->stats().rto_timeouts, 0u);
 }
 
 // A stall probe goes past a full window, as RFC 8985's probe goes past cwnd:
@@ -975,6 +1031,69 @@ TEST_F(EngineUnitTest, APathSilentWhileAnotherDeliversLaterPacketsIsReroutedAtIt
   EXPECT_EQ(Path(0).src_port, second[0].second);
   EXPECT_EQ(Path(0).window, window);
   EXPECT_EQ(Path(0).srtt_ns, kRtt);
+}
+
+// A peer that falls silent for a while and then works through what queued
+// meanwhile answers the paths one by one: a path it has not answered yet
+// when another's later packet is acknowledged is not dark. Its verdict waits
+// a probe's wait after the peer is heard again. Over kernel UDP on loopback
+// a path was rerouted (a path failure) in one 64 KiB write_bw of three.
+TEST_F(EngineUnitTest, APathIsNotJudgedDarkTheMomentASilentPeerIsHeardAgain) {
+  for (const bool answered : {true, false}) {
+    SCOPED_TRACE(answered ? "answered soon after" : "never answered");
+    EngineConfig cfg = BaseConfig();
+    cfg.num_paths = 2;
+    ASSERT_NO_FATAL_FAILURE(Start(cfg));
+    constexpr TimeNs kRtt = 10'000;
+    FillSource(4 * kPayload);
+    ASSERT_NO_FATAL_FAILURE(PostWrite(1, 2 * kPayload));
+    const TimeNs t0 = now_;
+    ASSERT_EQ(OfType(Drain(t0), PacketType::kWrite).size(), 2u);
+    now_ = t0 + kRtt;
+    for (uint16_t path : {0, 1}) Feed(TimedAck(path, 1, t0, path == 1 ? 1 : -1));
+    const TimeNs heard = now_;
+    // Then the peer is silent. A packet goes at ts0 on one path and at ts1
+    // on the other; both are probed (tail-loss) while the peer is away.
+    const TimeNs ts0 = heard + 60'000, ts1 = ts0 + 5'000;
+    now_ = ts0;
+    ASSERT_NO_FATAL_FAILURE(PostWrite(2, kPayload));
+    const std::vector<Packet> first = OfType(Drain(ts0), PacketType::kWrite);
+    ASSERT_EQ(first.size(), 1u);
+    now_ = ts1;
+    ASSERT_NO_FATAL_FAILURE(PostWrite(3, kPayload));
+    const std::vector<Packet> second = OfType(Drain(ts1), PacketType::kWrite);
+    ASSERT_EQ(second.size(), 1u);
+    const uint16_t late = first[0].path_id, other = second[0].path_id;
+    ASSERT_NE(late, other);
+    // The peer is back 105 us after it was last heard, and answers the
+    // other path first (its packet and the probe of it), though it left
+    // after the late path's.
+    const TimeNs back = heard + 105'000;
+    Drain(back - 1);
+    EXPECT_EQ(eng_->stats().tail_loss_probes, 2u);
+    now_ = back;
+    Feed(TimedAck(other, 3, ts1, 3));
+    // The late path's rescue deadline (its newest + 2 x (2 srtt + the ACK
+    // hold)) comes 5 us later: no verdict yet.
+    const TimeNs wait = 2 * kRtt + cfg.ack_delay_ns;
+    Drain(ts0 + 2 * wait);
+    EXPECT_EQ(eng_->stats().silent_path_timeouts, 0u);
+    EXPECT_TRUE(Path(late).active);
+    if (answered) {
+      now_ = back + wait / 2;
+      Feed(TimedAck(late, 3, ts0));
+      Drain(back + 2 * wait);
+      EXPECT_EQ(eng_->stats().silent_path_timeouts, 0u);
+      EXPECT_TRUE(Path(late).active);
+    } else {
+      // Still silent a probe's wait after the peer came back: dark.
+      Drain(back + wait - 1);
+      EXPECT_EQ(eng_->stats().silent_path_timeouts, 0u);
+      Drain(back + wait);
+      EXPECT_EQ(eng_->stats().silent_path_timeouts, 1u);
+      EXPECT_FALSE(Path(late).active);
+    }
+  }
 }
 
 // A route that dies under load still delivers what was sent before: the
