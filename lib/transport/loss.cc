@@ -146,6 +146,9 @@ void EngineImpl::PathTimeout(TimeNs now, Connection* c, TxPath* path, TimeNs age
     others = true;
     others_progress |= p.progress_at >= stuck_since;
   }
+  // A peer heard again after a silence answers the paths one by one: the
+  // others' progress is evidence against this one only a probe's wait after.
+  if (others_progress && now < c->heard_again_at + TlpWait(*path)) return;
   if (!others || others_progress) FailPath(now, c, path);
 }
 

@@ -169,7 +169,11 @@ void EngineImpl::ConnTimers(TimeNs now, Connection* c) {
       // completes now, and the other path's progress while this one stays
       // silent marks this one as the problem at its RTO.
       if (Silent(path, now)) {
-        if (OthersProgressedSince(c, path, path.last_sent_at)) {
+        // While the whole connection is silent (nothing for rto_min: the
+        // peer stalled again after answering a moment), what the others
+        // delivered before says nothing of this path now.
+        if (now < c->last_rx_at + cfg.rto_min_ns &&
+            OthersProgressedSince(c, path, path.last_sent_at)) {
           // Silent while other paths delivered packets sent after its newest
           // one: this path's route (a dark link or plane, either way) lost
           // them, and its RTO (rto_min above srtt) would come some ten round

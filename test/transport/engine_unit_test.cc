@@ -948,6 +948,39 @@ TEST_F(EngineUnitTest, APathThatStallsWhileAnotherIsAckedFails) {
   EXPECT_EQ(eng_->stats().path_failures, 1u);
 }
 
+// A peer back from a silence answers the paths one by one: the other path's
+// ACK, just in, is no proof that a path timing out at that moment is bad.
+// Its packets time out (and go again), but it does not fail for it. Over
+// kernel UDP a path failed for an ACK that came with the first after 1.9 ms
+// of the peer's silence.
+TEST_F(EngineUnitTest, APathDoesNotFailTheMomentASilentPeerIsHeardAgain) {
+  EngineConfig cfg = BaseConfig();
+  cfg.num_paths = 2;
+  cfg.path_fail_timeouts = 1;
+  cfg.tail_loss_probe = false;
+  ASSERT_NO_FATAL_FAILURE(Start(cfg));
+  FillSource(4 * kPayload);
+  ASSERT_NO_FATAL_FAILURE(PostWrite(1, 2 * kPayload));
+  const TimeNs t0 = now_;
+  ASSERT_EQ(OfType(Drain(t0), PacketType::kWrite).size(), 2u);
+  now_ = t0 + 10'000;
+  for (uint16_t path : {0, 1}) Feed(TimedAck(path, 1, t0, path == 1 ? 1 : -1));
+  // A packet on each path, then nothing from the peer until path 0's RTO
+  // (srtt + rto_min), when path 1's ACK comes in.
+  const TimeNs ts = now_ + 10'000;
+  now_ = ts;
+  ASSERT_NO_FATAL_FAILURE(PostWrite(2, 2 * kPayload));
+  ASSERT_EQ(OfType(Drain(ts), PacketType::kWrite).size(), 2u);
+  const TimeNs rto_at = ts + 10'000 + cfg.rto_min_ns;
+  Drain(rto_at - 1);
+  now_ = rto_at;
+  Feed(TimedAck(1, 2, ts));
+  Drain(rto_at);
+  EXPECT_EQ(eng_->stats().rto_timeouts, 1u);
+  EXPECT_EQ(eng_->stats().path_failures, 0u);
+  EXPECT_TRUE(Path(0).active);
+}
+
 TEST_F(EngineUnitTest, APathSilentWhileAnotherDeliversLaterPacketsIsReroutedAtItsRescue) {
   EngineConfig cfg = BaseConfig();
   cfg.num_paths = 2;
@@ -1094,6 +1127,67 @@ TEST_F(EngineUnitTest, APathIsNotJudgedDarkTheMomentASilentPeerIsHeardAgain) {
       EXPECT_FALSE(Path(late).active);
     }
   }
+}
+
+// The same peer answering a moment and then falling silent again (a second
+// stall) before the late path's ACK went out: at the verdict nothing at all
+// has come for rto_min, so what the other path delivered says nothing about
+// this one now. The newest chunk goes on another path (the rescue) and the
+// path stays. Over kernel UDP: 2 path failures in 10 runs before.
+TEST_F(EngineUnitTest, APathIsNotJudgedDarkWhileThePeerIsSilentAgain) {
+  EngineConfig cfg = BaseConfig();
+  cfg.num_paths = 2;
+  ASSERT_NO_FATAL_FAILURE(Start(cfg));
+  FillSource(6 * kPayload);
+  // Two round trips on each path: 20 us, then one of 400 us (a software
+  // peer's backlog): srtt 67.5 us, rttvar 102.5 us, so the probe's wait W
+  // is 140 us and the RTO 477.5 us.
+  ASSERT_NO_FATAL_FAILURE(PostWrite(1, 2 * kPayload));
+  const TimeNs t0 = now_;
+  ASSERT_EQ(OfType(Drain(t0), PacketType::kWrite).size(), 2u);
+  now_ = t0 + 20'000;
+  for (uint16_t path : {0, 1}) Feed(TimedAck(path, 1, t0));
+  ASSERT_NO_FATAL_FAILURE(PostWrite(2, 2 * kPayload));
+  ASSERT_EQ(OfType(Drain(now_), PacketType::kWrite).size(), 2u);
+  now_ += 20'000;
+  for (uint16_t path : {0, 1}) Feed(TimedAck(path, 2, now_ - 400'000));
+  const TimeNs wait = 140'000;
+  ASSERT_EQ(Path(0).srtt_ns, 67'500u);
+  // A packet at ts0 on one path, at ts1 on the other; both probed.
+  const TimeNs ts0 = now_ + 10'000, ts1 = ts0 + 10'000;
+  now_ = ts0;
+  ASSERT_NO_FATAL_FAILURE(PostWrite(3, kPayload));
+  const std::vector<Packet> first = OfType(Drain(ts0), PacketType::kWrite);
+  ASSERT_EQ(first.size(), 1u);
+  now_ = ts1;
+  ASSERT_NO_FATAL_FAILURE(PostWrite(4, kPayload));
+  const std::vector<Packet> second = OfType(Drain(ts1), PacketType::kWrite);
+  ASSERT_EQ(second.size(), 1u);
+  const uint16_t late = first[0].path_id, other = second[0].path_id;
+  ASSERT_NE(late, other);
+  // Back after 210 us of silence: the other path's packet and its probe
+  // acknowledged, then silence again.
+  const TimeNs back = ts0 + 200'000;
+  Drain(back - 1);
+  EXPECT_EQ(eng_->stats().tail_loss_probes, 2u);
+  now_ = back;
+  Feed(TimedAck(other, 4, ts1));
+  // The late path's verdict, a probe's wait after the peer came back: the
+  // peer has been silent for 140 us (above rto_min) by then.
+  const TimeNs verdict = back + wait;
+  Drain(verdict - 1);
+  EXPECT_EQ(eng_->stats().tail_loss_rescues, 0u);
+  Drain(verdict);
+  EXPECT_EQ(eng_->stats().silent_path_timeouts, 0u);
+  EXPECT_EQ(eng_->stats().tail_loss_rescues, 1u);
+  EXPECT_TRUE(Path(late).active);
+  // Its ACK comes when the peer wakes again, before the RTO.
+  now_ = verdict + 50'000;
+  Feed(TimedAck(late, 4, ts0));
+  Drain(now_);
+  EXPECT_EQ(eng_->stats().rto_timeouts, 0u);
+  EXPECT_EQ(eng_->stats().path_failures, 0u);
+  EXPECT_TRUE(Path(late).active);
 }
 
 // A route that dies under load still delivers what was sent before: the
