@@ -432,6 +432,43 @@ class EngineUnitTest : public ::testing::Test {
     return id < v.size() ? v[id] : PathInfo{};
   }
 
+  /** The paths of two one-chunk messages sent at different times. */
+  struct TwoSends {
+    uint16_t first = 0;   ///< the path of the one sent first
+    uint16_t second = 0;  ///< of the other
+  };
+  /**
+   * Messages @p msg (at @p t_first) and @p msg + 1 (at @p t_second), one
+   * chunk each, each going out alone, on two different paths (the engine's
+   * choice): a packet that leaves before another on another path.
+   */
+  void SendOnTwoPaths(uint64_t msg, TimeNs t_first, TimeNs t_second, TwoSends* out) {
+    now_ = t_first;
+    ASSERT_NO_FATAL_FAILURE(PostWrite(msg, kPayload));
+    const std::vector<Packet> first = OfType(Drain(t_first), PacketType::kWrite);
+    ASSERT_EQ(first.size(), 1u);
+    now_ = t_second;
+    ASSERT_NO_FATAL_FAILURE(PostWrite(msg + 1, kPayload));
+    const std::vector<Packet> second = OfType(Drain(t_second), PacketType::kWrite);
+    ASSERT_EQ(second.size(), 1u);
+    out->first = first[0].path_id;
+    out->second = second[0].path_id;
+    ASSERT_NE(out->first, out->second);
+  }
+  /**
+   * SendOnTwoPaths(), then the peer silent (each path's tail-loss probe goes
+   * out) until @p back, when it acknowledges the second path up to @p cum
+   * (and the stream up to @p msn_next, -1: no stream ACK) and not the first.
+   */
+  void SendTwoThenPeerBack(uint64_t msg, TimeNs t_first, TimeNs t_second, TimeNs back, uint32_t cum,
+                           int64_t msn_next, TwoSends* out) {
+    ASSERT_NO_FATAL_FAILURE(SendOnTwoPaths(msg, t_first, t_second, out));
+    Drain(back - 1);
+    EXPECT_EQ(eng_->stats().tail_loss_probes, 2u);
+    now_ = back;
+    Feed(TimedAck(out->second, cum, t_second, msn_next));
+  }
+
   /** A CONN_REQ as a peer at @p ip / @p port would send it (no cookie yet). */
   static Packet PeerReq(uint32_t src_conn_id, uint64_t incarnation,
                         uint16_t port = wire::kDefaultUdpPort, uint32_t nonce = 0x1234abcd) {

@@ -1088,24 +1088,13 @@ TEST_F(EngineUnitTest, APathIsNotJudgedDarkTheMomentASilentPeerIsHeardAgain) {
     // Then the peer is silent. A packet goes at ts0 on one path and at ts1
     // on the other; both are probed (tail-loss) while the peer is away.
     const TimeNs ts0 = heard + 60'000, ts1 = ts0 + 5'000;
-    now_ = ts0;
-    ASSERT_NO_FATAL_FAILURE(PostWrite(2, kPayload));
-    const std::vector<Packet> first = OfType(Drain(ts0), PacketType::kWrite);
-    ASSERT_EQ(first.size(), 1u);
-    now_ = ts1;
-    ASSERT_NO_FATAL_FAILURE(PostWrite(3, kPayload));
-    const std::vector<Packet> second = OfType(Drain(ts1), PacketType::kWrite);
-    ASSERT_EQ(second.size(), 1u);
-    const uint16_t late = first[0].path_id, other = second[0].path_id;
-    ASSERT_NE(late, other);
     // The peer is back 105 us after it was last heard, and answers the
     // other path first (its packet and the probe of it), though it left
     // after the late path's.
     const TimeNs back = heard + 105'000;
-    Drain(back - 1);
-    EXPECT_EQ(eng_->stats().tail_loss_probes, 2u);
-    now_ = back;
-    Feed(TimedAck(other, 3, ts1, 3));
+    TwoSends sent;
+    ASSERT_NO_FATAL_FAILURE(SendTwoThenPeerBack(2, ts0, ts1, back, 3, 3, &sent));
+    const uint16_t late = sent.first;
     // The late path's rescue deadline (its newest + 2 x (2 srtt + the ACK
     // hold)) comes 5 us later: no verdict yet.
     const TimeNs wait = 2 * kRtt + cfg.ack_delay_ns;
@@ -1155,23 +1144,12 @@ TEST_F(EngineUnitTest, APathIsNotJudgedDarkWhileThePeerIsSilentAgain) {
   ASSERT_EQ(Path(0).srtt_ns, 67'500u);
   // A packet at ts0 on one path, at ts1 on the other; both probed.
   const TimeNs ts0 = now_ + 10'000, ts1 = ts0 + 10'000;
-  now_ = ts0;
-  ASSERT_NO_FATAL_FAILURE(PostWrite(3, kPayload));
-  const std::vector<Packet> first = OfType(Drain(ts0), PacketType::kWrite);
-  ASSERT_EQ(first.size(), 1u);
-  now_ = ts1;
-  ASSERT_NO_FATAL_FAILURE(PostWrite(4, kPayload));
-  const std::vector<Packet> second = OfType(Drain(ts1), PacketType::kWrite);
-  ASSERT_EQ(second.size(), 1u);
-  const uint16_t late = first[0].path_id, other = second[0].path_id;
-  ASSERT_NE(late, other);
   // Back after 210 us of silence: the other path's packet and its probe
   // acknowledged, then silence again.
   const TimeNs back = ts0 + 200'000;
-  Drain(back - 1);
-  EXPECT_EQ(eng_->stats().tail_loss_probes, 2u);
-  now_ = back;
-  Feed(TimedAck(other, 4, ts1));
+  TwoSends sent;
+  ASSERT_NO_FATAL_FAILURE(SendTwoThenPeerBack(3, ts0, ts1, back, 4, -1, &sent));
+  const uint16_t late = sent.first;
   // The late path's verdict, a probe's wait after the peer came back: the
   // peer has been silent for 140 us (above rto_min) by then.
   const TimeNs verdict = back + wait;
