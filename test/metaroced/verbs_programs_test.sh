@@ -134,6 +134,14 @@ pair() {
   [ "$cs" -eq 0 ] || kill "$server" 2>/dev/null
   wait "$server" || ss=$?
   if [ "$cs" -ne 0 ] || [ "$ss" -ne 0 ]; then
+    if [ -z "${calibration_retry:-}" ] && grep -qs "Correlation coefficient r^2" "$slog" "$clog"; then
+      # perftest fits its cycle counter against the clock before it reports
+      # and gives up when a loaded machine spoils the fit: the machine's
+      # doing, not the transport's. Once more, the same way.
+      note "$name: perftest could not calibrate its clock (a loaded machine): once more"
+      calibration_retry=1 pair "$name" "$check" "$sns" "$ssock" "$cns" "$csock" "$addr" "$prog" "$@"
+      return
+    fi
     bad "$name" "client exit $cs, server exit $ss" "$clog" "$slog"
   elif ! grep -Eq "$check" "$clog"; then
     bad "$name" "the client's report lacks /$check/" "$clog"
