@@ -11,18 +11,23 @@
 #   ucx_perftest with UCX_TLS=tcp on lo: tag_bw 1 MiB, 64 KiB, 64 B, am_lat and
 #   tag_lat 64 B; iperf3 TCP, one stream; kernel UDP 64 B packets/s
 #   (bench_udp, plain sockets and the udp driver); dpdk-testpmd txonly ->
-#   rxonly over a memif pair at mr-perf's frame sizes (the raw driver).
+#   rxonly over a memif pair at mr-perf's frame sizes (the raw driver);
+#   unmodified perftest (ib_write_bw 64 KiB, ib_write_lat 64 B) under mr-run
+#   through one metaroced and through two (127.0.0.1 and 127.0.0.2), against
+#   mr-perf over the same kernel UDP driver (issue #9's figures).
 # Prints the medians (min..max) of N runs, the ratios against the goals with
 # PASS/MISS, and with --json writes everything (every sample) to FILE.
 #
 #   devtools/peer-compare.sh [--runs N] [--quick] [--no-pin] [--only GLOB] [--json FILE] [--logs DIR]
 #
-# --only GLOB runs only the mr-perf tests whose key matches the shell pattern
-# (memif_write_bw_64k, udp_write_bw_64k_loss, ...: '*_write_bw_64k' for the
-# lossless 64 KiB WRITE over both), and none of the peers: for an A/B of two
+# --only GLOB[,GLOB...] runs only the mr-perf and perftest-through-the-shim
+# tests whose key matches one of the shell patterns (memif_write_bw_64k,
+# udp_write_bw_64k_loss, shim2_write_lat_64, ...: '*_write_bw_64k' for the
+# lossless 64 KiB WRITE over both drivers; 'udp_write_bw_64k,udp_write_lat_64,shim*'
+# for the shim and its mr-perf peers), and none of the other peers: for an A/B of two
 # builds, run it once with MR_PERF pointing at each, or interleave by hand.
 #
-# Each pair is pinned, server on CPU 0 and client on CPU 1 (mr-perf udp:
+# Each pair but the shim's is pinned, server on CPU 0 and client on CPU 1 (mr-perf udp:
 # taskset; mr-perf memif: EAL --lcores=0@0 / 0@1, since EAL resets the
 # affinity taskset gave; ucx_perftest -c; iperf3 -A), as environment.md
 # measured UCX: left to the scheduler, both busy-polling sides of a pair
@@ -31,15 +36,17 @@
 #
 # Installs nothing: a missing peer is skipped with a "not installed" line
 # (devtools/install-deps.sh installs them). mr-perf is found in build/app (or
-# $MR_PERF), bench_udp in build/test/port (or $BENCH_UDP). Only 127.0.0.1 and
-# a memif socket in a private temporary directory are used; every process the
-# script starts is killed when it exits.
+# $MR_PERF), metaroced and mr-run there too (or $METAROCED, $MR_RUN),
+# bench_udp in build/test/port (or $BENCH_UDP). Only 127.0.0.1, 127.0.0.2 and
+# sockets in a private temporary directory are used; every process the script
+# starts is killed when it exits.
 #
 # Settings (environment, defaults in brackets):
 #   SECS [3]        seconds per mr-perf bandwidth/latency test and iperf3 test
 #   BW_DEPTH [64]   --depth of the 64 KiB WRITE tests; BW_QPS [1] their --qps
 #   MR_DEPTH [256]  --depth of the 64 B message-rate tests; MR_QPS [1]
 #   LOSS [0.01]     drop probability of the lossy 64 KiB WRITE test
+#   LAT_ITERS [20000] iterations of each ib_write_lat run
 #   MEMIF_MTU [9000] mtu= of the memif ports: net_memif says 1500 but chains
 #                   its buffers, so 9000 carries 4 KiB payloads (1500: ~1.4 KiB)
 set -euo pipefail
@@ -74,30 +81,36 @@ MR_DEPTH=${MR_DEPTH:-256}
 MR_QPS=${MR_QPS:-1}
 LOSS=${LOSS:-0.01}
 MEMIF_MTU=${MEMIF_MTU:-9000}
+LAT_ITERS=${LAT_ITERS:-20000}
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 mr_perf=${MR_PERF:-$root/build/app/mr-perf}
 bench_udp=${BENCH_UDP:-$root/build/test/port/bench_udp}
+metaroced=${METAROCED:-$root/build/app/metaroced/metaroced}
+mr_run=${MR_RUN:-$root/build/app/mr-run}
 command -v python3 >/dev/null || { echo "peer-compare: python3 is needed" >&2; exit 1; }
 [ -x "$mr_perf" ] || {
   echo "peer-compare: no mr-perf at $mr_perf (build with 'ninja -C build' or set MR_PERF)" >&2
   exit 1
 }
 
-have_ucx=1 have_iperf=1 have_bench_udp=1 have_memif=1 have_testpmd=1
+have_ucx=1 have_iperf=1 have_bench_udp=1 have_memif=1 have_testpmd=1 have_shim=1
 command -v ucx_perftest >/dev/null || have_ucx=0
 command -v dpdk-testpmd >/dev/null || have_testpmd=0
 command -v iperf3 >/dev/null || have_iperf=0
 [ -x "$bench_udp" ] || have_bench_udp=0
+[ -x "$metaroced" ] && [ -x "$mr_run" ] && command -v ib_write_bw >/dev/null &&
+  command -v ib_write_lat >/dev/null || have_shim=0
 "$mr_perf" --help 2>&1 | grep -q '^  dpdk:' || have_memif=0
 if [ -n "$only" ]; then
   have_ucx=0 have_iperf=0 have_bench_udp=0 have_testpmd=0
-  echo "peer-compare: --only '$only': the mr-perf tests it matches, no peers"
+  echo "peer-compare: --only '$only': the mr-perf and shim tests it matches, no other peers"
 fi
 [ $have_ucx = 1 ] || [ -n "$only" ] || echo "peer-compare: ucx_perftest: not installed, UCX skipped (run devtools/install-deps.sh)"
 [ $have_iperf = 1 ] || [ -n "$only" ] || echo "peer-compare: iperf3: not installed, iperf3 skipped (run devtools/install-deps.sh)"
 [ $have_testpmd = 1 ] || [ -n "$only" ] || echo "peer-compare: dpdk-testpmd: not installed, testpmd skipped (run devtools/install-deps.sh)"
 [ $have_bench_udp = 1 ] || [ -n "$only" ] || echo "peer-compare: bench_udp: not built at $bench_udp, kernel UDP skipped"
+[ $have_shim = 1 ] || echo "peer-compare: perftest, metaroced or mr-run missing: the shim rows skipped (install-deps.sh, ninja -C build)"
 [ $have_memif = 1 ] || echo "peer-compare: mr-perf has no dpdk driver: memif skipped (install libdpdk-dev, rebuild)"
 
 work=$(mktemp -d /tmp/peer-compare.XXXXXX)
@@ -118,6 +131,18 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 results=$work/results.jsonl
 : >"$results"
+
+# selected KEY: whether --only (a comma-separated list of globs) picks KEY.
+selected() {
+  [ -z "$only" ] && return 0
+  local g globs
+  IFS=, read -ra globs <<<"$only"
+  for g in "${globs[@]}"; do
+    # shellcheck disable=SC2254  # $g is the user's pattern
+    case "$1" in $g) return 0 ;; esac
+  done
+  return 1
+}
 
 free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
@@ -150,10 +175,7 @@ fi
 mr_pair() {
   local run=$1 key=$2 transport=$3 loss=$4
   shift 4
-  if [ -n "$only" ]; then
-    # shellcheck disable=SC2254  # $only is the user's pattern
-    case "$key" in $only) ;; *) return 0 ;; esac
-  fi
+  selected "$key" || return 0
   local d=$work/r$run.$key pa pb sock="" tcp sp status=0
   mkdir -p "$d"
   if [ "$transport" = memif ]; then
@@ -220,6 +242,66 @@ if ceng and seng:
 if res is None:
     tail = [l.rstrip() for l in open(f"{d}/client.log", errors="replace")][-3:] if status else []
     rec["error"] = " | ".join(tail) or "no result"
+print(json.dumps(rec))
+PY
+}
+
+# shim_pair RUN KEY DAEMONS SPIN PROGRAM ARGS...: an unmodified perftest pair
+# (server, then client to 127.0.0.1) under mr-run, through one metaroced on
+# 127.0.0.1 that serves both (DAEMONS=1) or through two, on 127.0.0.1 and
+# 127.0.0.2 with the same UDP port (DAEMONS=2), over the kernel UDP driver as
+# mr_pair's udp tests. Not pinned: three or four threads on two vCPUs, of
+# which the daemons sleep when idle, place best left to the scheduler (pinning
+# each daemon with its program halved the two-daemon figures here). Both
+# programs run with METAROCE_POLL_SPIN_US=SPIN
+# ("off": CQ polls spin, the default; else polls that sleep after SPIN us,
+# doc/verbs.md). Records ib_*_bw's average (MiB/s: perftest 4.5 labels it
+# "MB/sec" but divides by 2^20) or ib_*_lat's t_typical (one-way us).
+shim_pair() {
+  local run=$1 key=$2 daemons=$3 spin=$4 prog=$5
+  shift 5
+  selected "$key" || return 0
+  local d=$work/r$run.$key udp tcp sp i n status=0 dp=()
+  mkdir -p "$d"
+  udp=$(free_port)
+  tcp=$(free_port)
+  for ((i = 0; i < daemons; i++)); do
+    "$metaroced" --socket "$d/d$i.sock" --port "udp:ip=127.0.0.$((i + 1)),port=$udp" \
+      --set "daemon.name=${tag}_d$i" >"$d/daemon$i.log" 2>&1 &
+    dp+=($!)
+    pids+=($!)
+  done
+  for ((i = 0; i < daemons; i++)); do
+    for n in $(seq 100); do grep -q serving "$d/daemon$i.log" && break; sleep 0.1; done
+  done
+  local sock_b=$d/d$((daemons - 1)).sock
+  METAROCE_POLL_SPIN_US=$spin METAROCE_SOCKET=$d/d0.sock "$mr_run" "$prog" -p "$tcp" "$@" \
+    >"$d/server.log" 2>&1 &
+  sp=$!
+  pids+=("$sp")
+  sleep 0.5
+  METAROCE_POLL_SPIN_US=$spin METAROCE_SOCKET=$sock_b timeout $((SECS + 120)) "$mr_run" "$prog" \
+    -p "$tcp" "$@" 127.0.0.1 >"$d/client.log" 2>&1 || status=$?
+  reap "$sp" 100
+  for i in "${dp[@]}"; do kill -TERM "$i" 2>/dev/null || true; done
+  for i in "${dp[@]}"; do reap "$i" 50; done
+  python3 - "$run" "$key" "$status" "$d/client.log" >>"$results" <<'PY'
+import json, re, sys
+run, key, status, path = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4]
+lines = open(path, errors="replace").read().splitlines()
+rec = {"run": run, "key": key, "value": None, "exit": status, "daemons": int(key[4])}
+row = None
+for i, l in enumerate(lines):
+    if l.strip().startswith("#bytes") and i + 1 < len(lines):
+        try: row = [float(x) for x in lines[i + 1].split()]
+        except ValueError: pass
+if status == 0 and row:
+    if "BW average" in "\n".join(lines):  # bytes iterations peak average msgrate
+        rec.update(value=row[3], unit="MiB/s", msg_rate_mpps=row[4])
+    else:  # bytes iterations t_min t_max t_typical t_avg t_stdev p99 p99.9
+        rec.update(value=row[4], unit="us", t_min=row[2], t_avg=row[5], p99=row[7])
+else:
+    rec["error"] = " | ".join(l.rstrip() for l in lines[-3:]) or "no result"
 print(json.dumps(rec))
 PY
 }
@@ -370,6 +452,16 @@ for ((r = 1; r <= runs; r++)); do
       --depth "$MR_DEPTH" --duration "$SECS"
     mr_pair "$r" "${t}_write_lat_64" "$t" 0 --mode write_lat --size 64 --duration "$SECS"
   done
+  if [ $have_shim = 1 ]; then
+    # Issue #9's figures: perftest through the shim beside the udp rows above.
+    for n in 1 2; do
+      shim_pair "$r" "shim${n}_write_bw_64k" "$n" off ib_write_bw -s 65536 -t "$BW_DEPTH" -D "$SECS"
+      shim_pair "$r" "shim${n}_write_lat_64" "$n" off ib_write_lat -s 64 -n "$LAT_ITERS"
+    done
+    # Two daemons and two programs on two vCPUs: polls that sleep after 20 us.
+    shim_pair "$r" shim2_write_bw_64k_sleep 2 20 ib_write_bw -s 65536 -t "$BW_DEPTH" -D "$SECS"
+    shim_pair "$r" shim2_write_lat_64_sleep 2 20 ib_write_lat -s 64 -n "$LAT_ITERS"
+  fi
   if [ $have_ucx = 1 ]; then
     ucx "$r" ucx_tag_bw_1m tag_bw 1048576 10000
     ucx "$r" ucx_tag_bw_64k tag_bw 65536 50000
@@ -426,6 +518,12 @@ rows = [
     ("udp_write_bw_64", "mr-perf udp WRITE 64 B", "M msg/s"),
     ("udp_send_bw_64", "mr-perf udp SEND 64 B", "M msg/s"),
     ("udp_write_lat_64", "mr-perf udp WRITE 64 B one-way (median)", "us"),
+    ("shim1_write_bw_64k", "ib_write_bw 64 KiB, shim, one daemon", "MiB/s"),
+    ("shim2_write_bw_64k", "ib_write_bw 64 KiB, shim, two daemons", "MiB/s"),
+    ("shim1_write_lat_64", "ib_write_lat 64 B, shim, one daemon (typical)", "us"),
+    ("shim2_write_lat_64", "ib_write_lat 64 B, shim, two daemons (typical)", "us"),
+    ("shim2_write_bw_64k_sleep", "ib_write_bw 64 KiB, two daemons, polls sleep", "MiB/s"),
+    ("shim2_write_lat_64_sleep", "ib_write_lat 64 B, two daemons, polls sleep", "us"),
     ("ucx_tag_bw_1m", "UCX tcp tag_bw 1 MiB", "MiB/s"),
     ("ucx_tag_bw_64k", "UCX tcp tag_bw 64 KiB", "MiB/s"),
     ("ucx_tag_bw_64", "UCX tcp tag_bw 64 B", "M msg/s"),
@@ -453,6 +551,11 @@ def ratio(a, b):
     pa, pb = per_run(a), per_run(b)
     rs = [pa[i] / pb[i] for i in pa if i in pb and pb[i]]
     return (med(rs), rs)
+def diff(a, b):
+    """Median over runs of a - b, each run's a against the same run's b."""
+    pa, pb = per_run(a), per_run(b)
+    rs = [pa[i] - pb[i] for i in pa if i in pb]
+    return (med(rs), rs)
 
 goals = [
     ("64 KiB WRITE memif / UCX tcp tag_bw 1 MiB", "memif_write_bw_64k", "ucx_tag_bw_1m", ">=", 1.5),
@@ -463,6 +566,16 @@ goals = [
     ("64 B WRITE memif packets/s / testpmd, same frames", "memif_write_bw_64", "testpmd_166", ">=", 0.8),
     ("64 KiB WRITE memif packets/s / testpmd, same frames", "memif_write_pps_64k", "testpmd_4198",
      ">=", 0.8),
+    # Issue #9: perftest through the shim and two daemons against mr-perf on
+    # the same driver (two engines over kernel UDP each way).
+    ("ib_write_bw 64 KiB two daemons / mr-perf udp 64 KiB", "shim2_write_bw_64k", "udp_write_bw_64k",
+     ">=", 0.8),
+    ("ib_write_lat 64 B two daemons - mr-perf udp (us)", "shim2_write_lat_64", "udp_write_lat_64",
+     "-<=", 1.0),
+    ("ib_write_bw 64 KiB two daemons, polls sleep / mr-perf", "shim2_write_bw_64k_sleep",
+     "udp_write_bw_64k", ">=", 0.8),
+    ("ib_write_lat 64 B two daemons, polls sleep - mr-perf (us)", "shim2_write_lat_64_sleep",
+     "udp_write_lat_64", "-<=", 1.0),
 ]
 others = [
     ("64 KiB WRITE udp / UCX tcp tag_bw 1 MiB", "udp_write_bw_64k", "ucx_tag_bw_1m"),
@@ -474,6 +587,8 @@ others = [
     (f"64 KiB WRITE udp at {float(loss)*100:g} % loss / lossless", "udp_write_bw_64k_loss",
      "udp_write_bw_64k"),
     ("64 KiB WRITE memif (MiB/s) / iperf3 (MiB/s)", "memif_write_bw_64k", "iperf3_tcp"),
+    ("ib_write_bw 64 KiB one daemon / mr-perf udp 64 KiB", "shim1_write_bw_64k", "udp_write_bw_64k"),
+    ("ib_write_lat 64 B one daemon - mr-perf udp (us)", "shim1_write_lat_64", "udp_write_lat_64"),
 ]
 print()
 print(f"{'goal':<56} {'median':>8} {'min':>8} {'max':>8}  {'goal':<8} verdict")
@@ -481,6 +596,9 @@ verdicts = {}
 for name, a, b, op, target in goals:
     if b is None:
         m, rs = med(vals(a)), vals(a)
+    elif op == "-<=":  # a difference, not a ratio
+        m, rs = diff(a, b)
+        op = "<="
     else:
         m, rs = ratio(a, b)
     if m is None:
@@ -497,6 +615,8 @@ for name, a, b in others:
         pa = per_run(a)
         rs = [pa[i] / (iperf[i] * 1e9 / 8 / 2**20) for i in pa if i in iperf and iperf[i]]
         m = med(rs)
+    elif name.endswith("(us)"):  # a difference
+        m, rs = diff(a, b)
     else:
         m, rs = ratio(a, b)
     if m is not None:

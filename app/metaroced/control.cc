@@ -25,6 +25,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "daemon.h"
+#include "mr_ipc_futex.h"
 #include "mr_ipc_socket.h"
 #include "mr_log.h"
 
@@ -333,7 +334,10 @@ void Server::Drop(App* app) {
 
 void Server::CloseAll() {
   for (auto& [sock, app] : apps_) {
-    if (app->seg != nullptr) app->head()->daemon_gone.v.store(1, std::memory_order_release);
+    if (app->seg != nullptr) {
+      app->head()->daemon_gone.v.store(1, std::memory_order_release);
+      ipc::FutexWakeAll(&app->head()->poll_wait.v);  // a poll asleep sees it now
+    }
   }
   while (!apps_.empty()) Drop(apps_.begin()->second.get());
 }

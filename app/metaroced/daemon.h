@@ -358,6 +358,7 @@ struct AppRow {
   uint16_t shard = 0;  ///< where it attached; its QPs are on their host pairs' shards
   uint32_t pds = 0, mrs = 0, cqs = 0, qps = 0, srqs = 0;
   uint64_t mr_bytes = 0, wrs_posted = 0, recvs_posted = 0, completions = 0, bad_entries = 0;
+  uint64_t poll_wakes = 0;  ///< CQ polls of it woken (AppSegment::poll_wait)
 };
 
 /** The telemetry command listing every attached application. */
@@ -418,6 +419,7 @@ struct AppPart {
   bool corrupt = false;     ///< it broke its doorbell ring: nothing more is taken from it
   // Counters (telemetry).
   uint64_t wrs_posted = 0, recvs_posted = 0, completions = 0, bad_entries = 0;
+  uint64_t poll_wakes = 0;  ///< wakes of its threads asleep in a CQ poll
   /** Handles of the QPs and SRQs marked stalled: an iteration retries these, not every object. */
   std::vector<uint32_t> stalled_qps, stalled_srqs;
   ipc::AppLane* lane() const { return app->lane(shard); }

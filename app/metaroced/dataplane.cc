@@ -18,6 +18,7 @@
 #include <cstring>
 
 #include "daemon.h"
+#include "mr_ipc_futex.h"
 #include "mr_log.h"
 #include "mr_telemetry.h"
 
@@ -484,6 +485,12 @@ void ShardService::PublishCompletions(AppPart* part, CqObj* cq, uint32_t written
   if (h->arm.v.load(std::memory_order_seq_cst) != 0 && h->arm.v.exchange(0) != 0) {
     h->events.v.fetch_add(1, std::memory_order_release);
     if (cq->channel_efd >= 0) Signal(cq->channel_efd);
+  }
+  // A thread of the application sleeps in a CQ poll: wake it (lib/verbs/cq.cc).
+  std::atomic<uint32_t>& waiting = part->app->head()->poll_wait.v;
+  if (waiting.load(std::memory_order_seq_cst) != 0 && waiting.exchange(0) != 0) {
+    part->poll_wakes++;
+    ipc::FutexWakeAll(&waiting);
   }
 }
 

@@ -47,6 +47,7 @@ int AppsCallback(const char* /*cmd*/, const char* params, rte_tel_data* d) {
       it->second.recvs_posted += w.recvs_posted;
       it->second.completions += w.completions;
       it->second.bad_entries += w.bad_entries;
+      it->second.poll_wakes += w.poll_wakes;
     }
   }
   size_t n = 0;
@@ -69,6 +70,7 @@ int AppsCallback(const char* /*cmd*/, const char* params, rte_tel_data* d) {
         {"recvs_posted", r.recvs_posted},
         {"completions", r.completions},
         {"bad_entries", r.bad_entries},
+        {"poll_wakes", r.poll_wakes},
     };
     for (const auto& [name, v] : fields) rte_tel_data_add_dict_u64(a, name, v);
     rte_tel_data_add_dict_container(d, std::to_string(r.id).c_str(), a, 0);
@@ -100,6 +102,7 @@ void ShardService::PublishApps() {
     r.recvs_posted = part->recvs_posted;
     r.completions = part->completions;
     r.bad_entries = part->bad_entries;
+    r.poll_wakes = part->poll_wakes;
     rows.push_back(r);
   }
   Directory& dir = Dir();

@@ -30,7 +30,7 @@
 namespace metaroce::ipc {
 
 /** Bumped whenever anything in this header or mr_ipc_ring.h changes layout or meaning. */
-inline constexpr uint32_t kAbiVersion = 5;
+inline constexpr uint32_t kAbiVersion = 6;
 /** Where the daemon listens unless told otherwise (config `socket`, env METAROCE_SOCKET). */
 inline constexpr char kDefaultSocketPath[] = "/run/metaroce/metaroced.sock";
 /** Environment variable that overrides the socket path for applications. */

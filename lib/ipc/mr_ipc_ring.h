@@ -160,6 +160,15 @@ struct AppLane {
 struct AppSegment {
   /** Daemon: 1 once it is shutting down (the socket's EOF tells the same when it dies). */
   RingIndex daemon_gone;
+  /**
+   * A futex word. Application: 1 while a thread sleeps in a CQ poll until
+   * the next completion (it sets it, seq_cst, then looks at its CQ a last
+   * time and waits while the word is 1). Daemon: after publishing
+   * completions of this application (seq_cst) it reads the word and, if it
+   * exchanges a 1 for 0, wakes every waiter (FutexWakeAll). Either side sees
+   * the other, as with AppLane::shard_asleep.
+   */
+  RingIndex poll_wait;
 };
 
 /** Head of a CQ segment; its lanes' indices, then each lane's depth CqEntry, follow. */

@@ -8,13 +8,17 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 
+#include "mr_ipc_futex.h"
 #include "verbs_private.h"
 
 namespace metaroce::verbs {
@@ -51,12 +55,64 @@ CqLaneView* ReadyLane(Cq* cq, int64_t* ready) {
 // Gives back @p l's entries up to its cons.
 void Consumed(CqLaneView* l) { l->idx->cons.v.store(l->cons, std::memory_order_release); }
 
+// ---- Polls that sleep ($METAROCE_POLL_SPIN_US; doc/verbs.md, "Polls that sleep") ----
+//
+// Where the daemon shares the cores with the applications, a program that
+// spins on an empty CQ (perftest's ib_write_bw client) takes the CPU the
+// daemon needs to produce the completion it waits for. With
+// METAROCE_POLL_SPIN_US set, a thread whose CQ polls found nothing for that
+// long sleeps in the next one until the daemon publishes a completion of
+// this application, on any CQ (AppSegment::poll_wait), or kPollSleepMaxNs
+// pass; then the poll returns what it finds, maybe nothing, as a poll does.
+// The streak is the thread's, over all its CQs, so that a program that polls
+// several CQs in turn sleeps only when all are empty. Off by default: verbs
+// programs expect polls that return at once, and the wake costs latency.
+
+// Largest METAROCE_POLL_SPIN_US.
+constexpr uint64_t kPollSpinMaxUs = 60'000'000;
+// Longest sleep in one poll: the wake may never come (a completion of a CQ
+// another thread drains); the program polls again after it.
+constexpr uint64_t kPollSleepMaxNs = 200'000;
+// Empty polls between two reads of the clock.
+constexpr uint32_t kPollClockEvery = 16;
+
+struct PollStreak {
+  uint64_t since_ns = 0;  ///< the first empty poll's clock reading (0: none yet)
+  uint32_t polls = 0;     ///< empty polls in a row
+};
+thread_local PollStreak t_streak;
+
+uint64_t MonotonicNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1'000'000'000 + uint64_t(ts.tv_nsec);
+}
+
+void PollFound() { t_streak = PollStreak{}; }
+
+// An empty poll of @p cq (cq->mu held): counts it, and once the streak is
+// long enough, sleeps until a completion or kPollSleepMaxNs.
+void PollFoundNothing(Cq* cq) {
+  const Context* c = cq->ctx;
+  if (c->poll_spin_ns == kNoPollSleep || ++t_streak.polls % kPollClockEvery != 0) return;
+  const uint64_t now = MonotonicNs();
+  if (t_streak.since_ns == 0) t_streak.since_ns = now;
+  if (now - t_streak.since_ns < c->poll_spin_ns) return;
+  std::atomic<uint32_t>& word = c->app->poll_wait.v;
+  word.store(1, std::memory_order_seq_cst);  // then look a last time: see mr_ipc_ring.h
+  int64_t ready = 0;
+  if (ReadyLane(cq, &ready) != nullptr || ready != 0) return;
+  if (c->app->daemon_gone.v.load(std::memory_order_relaxed) != 0) return;
+  ipc::FutexWait(&word, 1, kPollSleepMaxNs);
+}
+
 // Called with nothing to return: -1 once the daemon is gone (or the ring is
-// unusable), else 0.
+// unusable), else 0 (after a sleep until a completion, maybe: above).
 int EmptyResult(Cq* cq) {
   if (cq->ctx->gone.load(std::memory_order_relaxed)) return -1;
   if (cq->seg->overflow.v.load(std::memory_order_relaxed) != 0) return -1;
   if (++cq->empty_polls % kDeadCheckEvery == 0 && CheckDaemon(cq->ctx)) return -1;
+  PollFoundNothing(cq);
   return 0;
 }
 
@@ -117,6 +173,7 @@ int StartPoll(ibv_cq_ex* cqx, ibv_poll_cq_attr* attr) {
     return err;
   }
   cq->empty_polls = 0;
+  PollFound();
   return 0;
 }
 
@@ -238,7 +295,27 @@ int PollCq(ibv_cq* ibcq, int n, ibv_wc* wc) {
   }
   if (got == 0) return n <= 0 ? 0 : EmptyResult(cq);
   cq->empty_polls = 0;
+  PollFound();
   return got;
+}
+
+uint64_t PollSpinNs() {
+  const char* v = getenv("METAROCE_POLL_SPIN_US");
+  if (v == nullptr || *v == '\0' || strcmp(v, "off") == 0) return kNoPollSleep;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long us = strtoull(v, &end, 10);
+  if (errno != 0 || *end != '\0' || *v < '0' || *v > '9' || us > kPollSpinMaxUs) {
+    static std::once_flag once;
+    std::call_once(once, [v] {
+      fprintf(stderr,
+              "metaroce: METAROCE_POLL_SPIN_US=%s: want \"off\" or microseconds 0..%llu; "
+              "CQ polls spin\n",
+              v, static_cast<unsigned long long>(kPollSpinMaxUs));
+    });
+    return kNoPollSleep;
+  }
+  return us * 1'000;
 }
 
 int ReqNotifyCq(ibv_cq* ibcq, int solicited_only) {

@@ -259,6 +259,7 @@ ibv_context* ibv_open_device(ibv_device* device) {
     return nullptr;
   }
   c->lanes = c->hello.lanes;
+  c->poll_spin_ns = PollSpinNs();
   c->app = static_cast<ipc::AppSegment*>(MapSegment(fds[0], ipc::AppSegmentBytes(c->lanes)));
   // Kick eventfds the daemon did not send leave their lanes' shards awake.
   for (int i = 2; i < nfds; i++) {

@@ -184,6 +184,11 @@ struct Context {
   ipc::AppSegment* app = nullptr;
   uint32_t lanes = 0;         ///< of every segment (hello.lanes)
   bool own_async_fd = false;  ///< the daemon sent no eventfd: ours, only we signal it
+  /**
+   * How long a thread's CQ polls find nothing before it sleeps in the next
+   * one until a completion (cq.cc, "Polls that sleep"); kNoPollSleep: never.
+   */
+  uint64_t poll_spin_ns = 0;
   /** Per lane: wakes the lane's shard while it sleeps (-1: never asleep). */
   int kick_fd[ipc::kMaxLanes];
 
@@ -204,6 +209,9 @@ struct Context {
   std::mutex async_mu;
   bool fatal_delivered = false;
 };
+
+/** Context::poll_spin_ns: polls spin, they never sleep. */
+inline constexpr uint64_t kNoPollSleep = ~uint64_t{0};
 
 /** container_of(c, struct verbs_context, context); vctx is Context's first member. */
 inline Context* ToCtx(ibv_context* c) {
@@ -243,6 +251,12 @@ int QueryDeviceExImpl(ibv_context* ctx, const ibv_query_device_ex_input* input,
                       ibv_device_attr_ex* attr, size_t attr_size);
 
 // ---- cq.cc ----
+/**
+ * Context::poll_spin_ns: $METAROCE_POLL_SPIN_US in ns, or kNoPollSleep when it
+ * is unset, empty or "off". A bad value is reported on stderr once and
+ * polls spin.
+ */
+uint64_t PollSpinNs();
 int PollCq(ibv_cq* cq, int n, ibv_wc* wc);
 int ReqNotifyCq(ibv_cq* cq, int solicited_only);
 ibv_cq_ex* CreateCqEx(ibv_context* ctx, ibv_cq_init_attr_ex* attr);

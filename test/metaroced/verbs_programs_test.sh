@@ -4,7 +4,8 @@
 #
 # Unmodified Debian verbs programs (ibverbs-utils, perftest) over metaroce,
 # server and client as separate processes:
-#   local   one metaroced on this host (kernel UDP on 127.0.0.1), both ends on it
+#   local   one metaroced on this host (kernel UDP on 127.0.0.1), both ends on it;
+#           also ib_write_bw and ibv_rc_pingpong with polls that sleep (METAROCE_POLL_SPIN_US)
 #   loss    the same with 1 % of the daemon's packets dropped
 #   netns       two daemons in two network namespaces joined by a veth pair
 #               (DPDK af_packet), each end on its own daemon
@@ -371,6 +372,11 @@ for s in "${scenarios[@]}"; do
         --set "daemon.name=$tel_prefix"
       device_tools local "" "$sock"
       programs local "" "$sock" "" "$sock" 127.0.0.1
+      # Polls that sleep until the daemon wakes them (doc/verbs.md), from the first empty one.
+      METAROCE_POLL_SPIN_US=0 pair "local/ib_write_bw-sleeping-polls" "$bw_line" "" "$sock" "" \
+        "$sock" 127.0.0.1 ib_write_bw
+      METAROCE_POLL_SPIN_US=0 pair "local/ibv_rc_pingpong-sleeping-polls" "$pp_line" "" "$sock" \
+        "" "$sock" 127.0.0.1 ibv_rc_pingpong
       killed local "" "$sock" "$work/local.daemon.log" "$tel_prefix"
       daemon_gone local "$sock" "${pids[-1]}"
       ;;

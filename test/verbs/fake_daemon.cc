@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "mr_ipc.h"
+#include "mr_ipc_futex.h"
 #include "mr_ipc_ring.h"
 #include "mr_ipc_socket.h"
 
@@ -124,7 +125,12 @@ void PushCqe(Client* c, uint32_t cq_handle, uint32_t lane, const CqEntry& e, boo
                                              CqEntriesOffset(cq.depth, kLanes, lane));
   ring[prod & (cq.depth - 1)] = e;
   prod++;
-  l->prod.v.store(prod, std::memory_order_release);
+  l->prod.v.store(prod, std::memory_order_seq_cst);
+  // A thread asleep in a poll (METAROCE_POLL_SPIN_US), as metaroced wakes it.
+  std::atomic<uint32_t>& waiting = c->app->poll_wait.v;
+  if (waiting.load(std::memory_order_seq_cst) != 0 && waiting.exchange(0) != 0) {
+    FutexWakeAll(&waiting);
+  }
   const uint32_t arm = cq.seg->arm.v.load(std::memory_order_acquire);
   if (arm == 1 || (arm == 2 && solicited)) {
     cq.seg->arm.v.store(0, std::memory_order_relaxed);

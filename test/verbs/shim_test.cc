@@ -19,6 +19,7 @@
 
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "fake_daemon.h"
@@ -432,6 +433,50 @@ TEST_F(ShimTest, CompletionEvents) {
   EXPECT_EQ(ibv_get_cq_event(p.ch, &ev_cq, &ev_ctx), -1);
   EXPECT_EQ(errno, EAGAIN);
   EXPECT_EQ(ibv_destroy_comp_channel(p.ch), EBUSY);  // the CQ still uses it
+  p.Teardown();
+}
+
+// METAROCE_POLL_SPIN_US: a thread whose polls find nothing sleeps in them
+// instead of spinning, and still gets the completion that comes meanwhile.
+TEST_F(ShimTest, PollsThatFindNothingSleepWhenAsked) {
+  setenv("METAROCE_POLL_SPIN_US", "0", 1);  // read as the device opens
+  Pair p;
+  const bool up = p.Setup(Open());
+  unsetenv("METAROCE_POLL_SPIN_US");
+  ASSERT_TRUE(up);
+  auto ns = [](clockid_t clock) {
+    timespec ts;
+    clock_gettime(clock, &ts);
+    return ts.tv_sec * 1'000'000'000LL + ts.tv_nsec;
+  };
+  // 50 ms of empty polls: a spinning thread uses about as much CPU as wall
+  // time, a sleeping one a few per cent (a syscall per sleep of <= 200 us).
+  const long long wall0 = ns(CLOCK_MONOTONIC), cpu0 = ns(CLOCK_THREAD_CPUTIME_ID);
+  ibv_wc wc;
+  long polls = 0;
+  while (ns(CLOCK_MONOTONIC) - wall0 < 50'000'000) {
+    ASSERT_EQ(ibv_poll_cq(p.cq, 1, &wc), 0);
+    polls++;
+  }
+  const long long wall = ns(CLOCK_MONOTONIC) - wall0, cpu = ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+  EXPECT_LT(cpu, wall / 2) << polls << " polls in " << wall << " ns took " << cpu << " ns of CPU";
+  // A completion that comes while the poller sleeps reaches it.
+  int got = 0;
+  std::thread poller([&] {
+    for (long i = 0; i < 10'000'000 && got == 0; i++) {
+      got = ibv_poll_cq(p.cq, 1, &wc);
+      if (got < 0) return;
+    }
+  });
+  usleep(2000);
+  ibv_sge sge;
+  ibv_send_wr wr = p.Write(5, 256, &sge);
+  ibv_send_wr* bad = nullptr;
+  ASSERT_EQ(ibv_post_send(p.a, &wr, &bad), 0);
+  poller.join();
+  ASSERT_EQ(got, 1);
+  EXPECT_EQ(wc.status, IBV_WC_SUCCESS);
+  EXPECT_EQ(wc.wr_id, 5u);
   p.Teardown();
 }
 
