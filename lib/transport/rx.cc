@@ -185,17 +185,18 @@ void EngineImpl::CongestionOnAck(TimeNs now, Connection* c, TxPath* path, uint32
   path->cc.OnAck(path_cc, now, rtt, acked_bytes, rx_pkts, ce_pkts, delay_target, held);
   stats.cc_delay_cuts += path->cc.delay_cuts - delay_cuts;
   // The connection's window answers congestion its paths share (the
-  // receiver's link, our own): marks on more than half of its active paths
-  // within a round trip. Marks on a few paths are theirs to answer, by
-  // shrinking and moving; counted here, they would shrink the connection
-  // below what its clear paths carry.
+  // receiver's link, our own): an ACK with marks while more than half of its
+  // active paths cut their windows within a round trip (for marks or for
+  // queueing delay: both say the shared queue grew). Marks on a few paths
+  // are theirs to answer, by shrinking and moving; counted here, they would
+  // shrink the connection below what its clear paths carry.
   uint32_t conn_marks = 0;
   if (ce_pkts != 0) {
     uint32_t active = 0, marked = 0;
     for (const TxPath& p : c->paths) {
       if (p.state != PathState::kActive) continue;
       active++;
-      marked += p.cc.hold_until > now ? 1 : 0;  // cut in its last round trip
+      marked += p.cc.hold_until > now ? 1 : 0;  // cut (marks or delay) in its last round trip
     }
     if (2 * marked > active) conn_marks = ce_pkts;
   }
