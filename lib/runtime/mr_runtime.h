@@ -34,6 +34,12 @@ namespace metaroce::runtime {
 inline constexpr uint16_t kMaxShards = 16;
 /** Packets moved per rx burst, hand-off drain and tx burst. */
 inline constexpr uint16_t kBurst = 32;
+/**
+ * Transmit steps one poll runs while packets to the shard itself come back
+ * into its engine (Shard::PollTx): data, its ACK, and what that frees. Bounded
+ * so that two of its QPs talking to each other cannot hold the shard.
+ */
+inline constexpr uint32_t kMaxLoopbackRounds = 4;
 /** Hand-off descriptors each shard owns (packets it may have in other shards' rings). */
 inline constexpr uint32_t kHandoffDescriptors = 1024;
 /** Capacity of each shard's inbound hand-off ring (a power of two). */

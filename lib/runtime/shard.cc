@@ -240,24 +240,38 @@ size_t Shard::PollTx() {
   // loopback, milliseconds on a busy host). This shard's go straight back into
   // its engine, another shard's through its hand-off ring where shards share a
   // port (one port per shard: the kernel's).
+  //
+  // What a packet given back calls for (its ACK, a READ's response) leaves
+  // and comes back in this poll too, a few rounds deep: left for the next
+  // poll, it waited behind everything else the shard does (an application's
+  // doorbells and completions, or a preemption) while the engine's timers
+  // ran first and took that ACK, inside this very engine, for a lost packet.
+  // One metaroced with two perftest programs on it: 253,000 tail-loss probes
+  // and 35,000 timeouts in 3 s of ib_write_bw, 6 % of the data sent again.
   const transport::Framing framing = port_->info().framing;
   const uint16_t base = static_cast<uint16_t>(udp_port_ - index_);
-  const size_t sent = port::TxStep(
-      ports_, queue_, *engine_, st.pacer, now, st.tx, &st.tx_step, [&](transport::TxSlot& t) {
-        // This host on the packet's plane: the address of our port on it.
-        const wire::IpAddr& self = ports_[t.plane]->info().ip;
-        const int to = LocalShard(t, framing, self, base, rt_->num_shards());
-        if (to < 0 || (to != index_ && !rt_->steer_in_software_)) return;
-        wire::FrameInfo rx = t.addr;
-        rx.src = self;
-        if (to != index_) {
-          HandToShard(static_cast<uint16_t>(to), t, rx);
-        } else {
-          Deliver(now, {t.buf, t.len}, rx);
-          stats_.looped_back.Add(1);
-        }
-        t.len = 0;  // not sent
-      });
+  size_t sent = 0;
+  for (uint32_t round = 0; round < kMaxLoopbackRounds; round++) {
+    uint32_t looped = 0;
+    sent += port::TxStep(ports_, queue_, *engine_, st.pacer, now, st.tx, &st.tx_step,
+                         [&](transport::TxSlot& t) {
+                           // This host on the packet's plane: the address of our port on it.
+                           const wire::IpAddr& self = ports_[t.plane]->info().ip;
+                           const int to = LocalShard(t, framing, self, base, rt_->num_shards());
+                           if (to < 0 || (to != index_ && !rt_->steer_in_software_)) return;
+                           wire::FrameInfo rx = t.addr;
+                           rx.src = self;
+                           if (to != index_) {
+                             HandToShard(static_cast<uint16_t>(to), t, rx);
+                           } else {
+                             Deliver(now, {t.buf, t.len}, rx);
+                             stats_.looped_back.Add(1);
+                             looped++;
+                           }
+                           t.len = 0;  // not sent
+                         });
+    if (looped == 0) break;
+  }
   if (sent != 0) stats_.tx_packets.Add(sent);
   return sent;
 }
