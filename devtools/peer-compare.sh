@@ -283,13 +283,42 @@ shim_pair() {
   METAROCE_POLL_SPIN_US=$spin METAROCE_SOCKET=$sock_b timeout $((SECS + 120)) "$mr_run" "$prog" \
     -p "$tcp" "$@" 127.0.0.1 >"$d/client.log" 2>&1 || status=$?
   reap "$sp" 100
+  # The daemons' engine counters (telemetry publishes them every few ms).
+  sleep 0.3
+  for ((i = 0; i < daemons; i++)); do
+    python3 - "/var/run/dpdk/${tag}_d$i/dpdk_telemetry.v2" >"$d/stats$i.json" 2>/dev/null <<'PY' || true
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.settimeout(5)
+s.connect(sys.argv[1])
+s.recv(4096)
+s.send(b"/metaroce/stats,0")
+print(json.dumps(json.loads(s.recv(65536).decode())["/metaroce/stats"]))
+PY
+  done
   for i in "${dp[@]}"; do kill -TERM "$i" 2>/dev/null || true; done
   for i in "${dp[@]}"; do reap "$i" 50; done
-  python3 - "$run" "$key" "$status" "$d/client.log" >>"$results" <<'PY'
+  python3 - "$run" "$key" "$status" "$d/client.log" "$d" "$daemons" >>"$results" <<'PY'
 import json, re, sys
 run, key, status, path = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4]
+d, daemons = sys.argv[5], int(sys.argv[6])
 lines = open(path, errors="replace").read().splitlines()
-rec = {"run": run, "key": key, "value": None, "exit": status, "daemons": int(key[4])}
+rec = {"run": run, "key": key, "value": None, "exit": status, "daemons": daemons}
+# Both directions' engines (one daemon: its one engine), in the names of
+# mr_pair's records so that one table shows both.
+stats = []
+for i in range(daemons):
+    try: stats.append(json.load(open(f"{d}/stats{i}.json")))
+    except (OSError, ValueError): pass
+if len(stats) == daemons:
+    tot = lambda f: sum(x.get(f, 0) for x in stats)
+    rec["client_engine"] = {"retransmits": tot("tx_retransmits"), "tx_packets": tot("tx_packets"),
+                            "lost_rto": tot("lost_detected_rto"), "lost_sack": tot("lost_detected_sack"),
+                            "rto_timeouts": tot("rto_timeouts"), "stall_probes": tot("stall_probes"),
+                            "tail_loss_probes": tot("tail_loss_probes"),
+                            "path_failures": tot("path_failures")}
+    rec["server_engine"] = {"rx_duplicate_chunks": tot("rx_duplicate_chunks")}
+    rec["data_pkts_not_received"] = None  # both directions carry data: not told apart
 row = None
 for i, l in enumerate(lines):
     if l.strip().startswith("#bytes") and i + 1 < len(lines):
@@ -625,35 +654,38 @@ for name, a, b in others:
 
 # What the engines said: retransmissions and why, losses that really happened.
 print()
-# retx%: retransmissions over data packets sent; timeouts, stall probes and
+# retx%: retransmissions over packets sent; timeouts, stall probes and
 # TLPs (engine counters, "-" from builds without them); needless: chunks the
 # server got again after it had placed them; pathfail: the median and in how
-# many runs any path failed.
-print(f"{'mr-perf test (medians over runs)':<32} {'retx':>8} {'retx%':>7} {'lost_rto':>9} "
+# many runs any path failed. mr-perf rows: the client's engine (needless: the
+# server's); shim rows: the daemons' engines added up, both directions.
+print(f"{'test (medians over runs)':<32} {'retx':>8} {'retx%':>7} {'lost_rto':>9} "
       f"{'lost_sack':>9} {'timeouts':>8} {'stall':>6} {'TLP':>6} {'needless':>8} "
       f"{'pathfail':>10} {'data_lost':>9} {'tx_pkts':>9}")
-for t in ("memif", "udp"):
-    for k in (f"{t}_write_bw_64k", f"{t}_write_bw_64k_loss", f"{t}_write_bw_64", f"{t}_send_bw_64",
-              f"{t}_write_lat_64"):
-        rs = [r for r in by.get(k, []) if "client_engine" in r]
-        if not rs:
-            continue
-        def m(f):
-            v = [x for x in (f(r) for r in rs) if x is not None]
-            return med(v)
-        ce = lambda f: m(lambda r: r["client_engine"].get(f))
-        n = lambda x, spec: "-" if x is None else format(x, spec)
-        pct = m(lambda r: 100 * r["client_engine"]["retransmits"] / r["client_engine"]["tx_packets"]
-                if r["client_engine"]["tx_packets"] else None)
-        failed_runs = sum(1 for r in rs if r["client_engine"]["path_failures"])
-        pathfail = f"{ce('path_failures'):.0f} ({failed_runs}/{len(rs)})"
-        print(f"{k:<32} {n(ce('retransmits'), '.0f'):>8} {n(pct, '.3f'):>7} "
-              f"{n(ce('lost_rto'), '.0f'):>9} {n(ce('lost_sack'), '.0f'):>9} "
-              f"{n(ce('rto_timeouts'), '.0f'):>8} {n(ce('stall_probes'), '.0f'):>6} "
-              f"{n(ce('tail_loss_probes'), '.0f'):>6} "
-              f"{n(m(lambda r: r.get('server_engine', {}).get('rx_duplicate_chunks')), '.0f'):>8} "
-              f"{pathfail:>10} {n(m(lambda r: r.get('data_pkts_not_received', 0)), '.0f'):>9} "
-              f"{n(ce('tx_packets'), '.0f'):>9}")
+table_keys = [f"{t}_{x}" for t in ("memif", "udp")
+              for x in ("write_bw_64k", "write_bw_64k_loss", "write_bw_64", "send_bw_64", "write_lat_64")]
+table_keys += [f"shim{n}_{x}" for n in (1, 2) for x in ("write_bw_64k", "write_lat_64")]
+table_keys += ["shim2_write_bw_64k_sleep", "shim2_write_lat_64_sleep"]
+for k in table_keys:
+    rs = [r for r in by.get(k, []) if "client_engine" in r]
+    if not rs:
+        continue
+    def m(f):
+        v = [x for x in (f(r) for r in rs) if x is not None]
+        return med(v)
+    ce = lambda f: m(lambda r: r["client_engine"].get(f))
+    n = lambda x, spec: "-" if x is None else format(x, spec)
+    pct = m(lambda r: 100 * r["client_engine"]["retransmits"] / r["client_engine"]["tx_packets"]
+            if r["client_engine"]["tx_packets"] else None)
+    failed_runs = sum(1 for r in rs if r["client_engine"]["path_failures"])
+    pathfail = f"{ce('path_failures'):.0f} ({failed_runs}/{len(rs)})"
+    print(f"{k:<32} {n(ce('retransmits'), '.0f'):>8} {n(pct, '.3f'):>7} "
+          f"{n(ce('lost_rto'), '.0f'):>9} {n(ce('lost_sack'), '.0f'):>9} "
+          f"{n(ce('rto_timeouts'), '.0f'):>8} {n(ce('stall_probes'), '.0f'):>6} "
+          f"{n(ce('tail_loss_probes'), '.0f'):>6} "
+          f"{n(m(lambda r: r.get('server_engine', {}).get('rx_duplicate_chunks')), '.0f'):>8} "
+          f"{pathfail:>10} {n(m(lambda r: r.get('data_pkts_not_received', 0)), '.0f'):>9} "
+          f"{n(ce('tx_packets'), '.0f'):>9}")
 fails = [r for r in recs if r.get("value") is None]
 if fails:
     print()
