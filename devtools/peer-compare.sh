@@ -68,7 +68,7 @@ while [ $# -gt 0 ]; do
     --only) [ $# -ge 2 ] || usage; only=$2; shift 2 ;;
     --json) [ $# -ge 2 ] || usage; json_out=$2; shift 2 ;;
     --logs) [ $# -ge 2 ] || usage; logs=$2; shift 2 ;;
-    -h | --help) sed -n '5,45p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '5,/^[^#]/{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) usage ;;
   esac
 done
