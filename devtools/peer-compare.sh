@@ -125,7 +125,8 @@ cleanup() {
     mkdir -p "$logs"
     cp -r "$work"/. "$logs"/ 2>/dev/null || true
   fi
-  rm -rf "$work" "/var/run/dpdk/${tag}_a" "/var/run/dpdk/${tag}_b"
+  rm -rf "$work" "/var/run/dpdk/${tag}_a" "/var/run/dpdk/${tag}_b" "/var/run/dpdk/${tag}_d0" \
+    "/var/run/dpdk/${tag}_d1"  # the last two: the shim rows' daemons (telemetry)
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
