@@ -432,6 +432,12 @@ class EngineUnitTest : public ::testing::Test {
     return id < v.size() ? v[id] : PathInfo{};
   }
 
+  /** WRITE @p msg of two chunks, sent at now_: one on each of the two paths. */
+  void OneChunkOnEachPath(uint64_t msg) {
+    ASSERT_NO_FATAL_FAILURE(PostWrite(msg, 2 * kPayload));
+    ASSERT_EQ(OfType(Drain(now_), PacketType::kWrite).size(), 2u);
+  }
+
   /** The paths of two one-chunk messages sent at different times. */
   struct TwoSends {
     uint16_t first = 0;   ///< the path of the one sent first

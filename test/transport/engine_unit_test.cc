@@ -538,9 +538,8 @@ TEST_F(EngineUnitTest, APeerThatFallsSilentAfterAnsweringIsProbedUntilRtoSilentT
     ASSERT_NO_FATAL_FAILURE(Start(cfg));
     FillSource(2 * kPayload);
     // A packet on each path at t0; their ACKs come 10 us later (RTO = srtt + rto_min).
-    ASSERT_NO_FATAL_FAILURE(PostWrite(1, 2 * kPayload));
     const TimeNs t0 = now_;
-    ASSERT_EQ(OfType(Drain(t0), PacketType::kWrite).size(), 2u);
+    ASSERT_NO_FATAL_FAILURE(OneChunkOnEachPath(1));
     auto answer = [&] {
       for (uint16_t path : {0, 1}) {
         Packet a = TimedAck(path, 1, t0, path == 1 ? 1 : -1);
@@ -608,9 +607,8 @@ TEST_F(EngineUnitTest, ASilenceAfterADelayCutIsStillAStall) {
   cfg.cc_delay_target_ns = 5'000;
   ASSERT_NO_FATAL_FAILURE(Start(cfg));
   FillSource(4 * kPayload);
-  ASSERT_NO_FATAL_FAILURE(PostWrite(1, 2 * kPayload));
   const TimeNs t0 = now_;
-  ASSERT_EQ(OfType(Drain(t0), PacketType::kWrite).size(), 2u);
+  ASSERT_NO_FATAL_FAILURE(OneChunkOnEachPath(1));
   now_ = t0 + 5'000;
   ASSERT_NO_FATAL_FAILURE(PostWrite(2, 2 * kPayload));
   const TimeNs sent = now_;
@@ -668,9 +666,8 @@ TEST_F(EngineUnitTest, FirstPacketsAllLostTimeOutAtTheRtoNotAfterAPeerStall) {
   cfg.num_paths = 2;
   ASSERT_NO_FATAL_FAILURE(Start(cfg));
   FillSource(2 * kPayload);
-  ASSERT_NO_FATAL_FAILURE(PostWrite(1, 2 * kPayload));
   const TimeNs t0 = now_;
-  ASSERT_EQ(OfType(Drain(t0), PacketType::kWrite).size(), 2u);
+  ASSERT_NO_FATAL_FAILURE(OneChunkOnEachPath(1));
   const TimeNs tlp = t0 + cfg.rto_initial_ns / 2;
   EXPECT_EQ(OfType(Drain(tlp), PacketType::kWrite).size(), 2u);  // a probe per path
   EXPECT_EQ(eng_->stats().tail_loss_probes, 2u);
@@ -960,9 +957,8 @@ TEST_F(EngineUnitTest, APathDoesNotFailTheMomentASilentPeerIsHeardAgain) {
   cfg.tail_loss_probe = false;
   ASSERT_NO_FATAL_FAILURE(Start(cfg));
   FillSource(4 * kPayload);
-  ASSERT_NO_FATAL_FAILURE(PostWrite(1, 2 * kPayload));
   const TimeNs t0 = now_;
-  ASSERT_EQ(OfType(Drain(t0), PacketType::kWrite).size(), 2u);
+  ASSERT_NO_FATAL_FAILURE(OneChunkOnEachPath(1));
   now_ = t0 + 10'000;
   for (uint16_t path : {0, 1}) Feed(TimedAck(path, 1, t0, path == 1 ? 1 : -1));
   // A packet on each path, then nothing from the peer until path 0's RTO
@@ -989,8 +985,7 @@ TEST_F(EngineUnitTest, APathSilentWhileAnotherDeliversLaterPacketsIsReroutedAtIt
   constexpr TimeNs kRtt = 10'000;
   FillSource(10 * kPayload);
   // A round trip of 10 us on each path.
-  ASSERT_NO_FATAL_FAILURE(PostWrite(1, 2 * kPayload));
-  ASSERT_EQ(OfType(Drain(now_), PacketType::kWrite).size(), 2u);
+  ASSERT_NO_FATAL_FAILURE(OneChunkOnEachPath(1));
   now_ += kRtt;
   for (uint16_t path : {0, 1}) {
     Packet a = Ack(path, 1);
@@ -1079,9 +1074,8 @@ TEST_F(EngineUnitTest, APathIsNotJudgedDarkTheMomentASilentPeerIsHeardAgain) {
     ASSERT_NO_FATAL_FAILURE(Start(cfg));
     constexpr TimeNs kRtt = 10'000;
     FillSource(4 * kPayload);
-    ASSERT_NO_FATAL_FAILURE(PostWrite(1, 2 * kPayload));
     const TimeNs t0 = now_;
-    ASSERT_EQ(OfType(Drain(t0), PacketType::kWrite).size(), 2u);
+    ASSERT_NO_FATAL_FAILURE(OneChunkOnEachPath(1));
     now_ = t0 + kRtt;
     for (uint16_t path : {0, 1}) Feed(TimedAck(path, 1, t0, path == 1 ? 1 : -1));
     const TimeNs heard = now_;
@@ -1131,9 +1125,8 @@ TEST_F(EngineUnitTest, APathIsNotJudgedDarkWhileThePeerIsSilentAgain) {
   // Two round trips on each path: 20 us, then one of 400 us (a software
   // peer's backlog): srtt 67.5 us, rttvar 102.5 us, so the probe's wait W
   // is 140 us and the RTO 477.5 us.
-  ASSERT_NO_FATAL_FAILURE(PostWrite(1, 2 * kPayload));
   const TimeNs t0 = now_;
-  ASSERT_EQ(OfType(Drain(t0), PacketType::kWrite).size(), 2u);
+  ASSERT_NO_FATAL_FAILURE(OneChunkOnEachPath(1));
   now_ = t0 + 20'000;
   for (uint16_t path : {0, 1}) Feed(TimedAck(path, 1, t0));
   ASSERT_NO_FATAL_FAILURE(PostWrite(2, 2 * kPayload));
