@@ -86,7 +86,7 @@ transport::PeerAddr Device::address() const {
   return transport::PeerAddr{info.ip, info.mac, info.udp_port};
 }
 
-size_t Device::Poll() {
+size_t Device::Poll(Replies replies) {
   transport::TimeNs now = Now();
   const int bursts = port::RxBurstsFor(&tx_step_, now);
   const bool late = bursts != 1;
@@ -117,9 +117,11 @@ size_t Device::Poll() {
       if (n < kBurst) break;
     }
   }
-  // What the frames call for (ACKs, READ responses) leaves in this poll too:
-  // a caller that polls seldom must not hold it until the next.
-  if (late || work != sent) work += tx_step(now);
+  // What the frames call for (ACKs, READ responses) leaves in this poll too,
+  // unless the caller polls again at once: a caller that polls seldom must not
+  // hold it until the next. A late poll transmits in any case (it sent
+  // nothing before receiving).
+  if (late || (work != sent && replies == Replies::kNow)) work += tx_step(now);
   if (publisher_ != nullptr && publisher_->Due(now)) Publish(now);
   return work;
 }

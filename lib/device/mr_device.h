@@ -83,11 +83,24 @@ class Device {
   /** Index of its engine in /metaroce/ telemetry commands; -1 if telemetry is off. */
   int64_t telemetry_index() const;
 
+  /** When Poll() sends what the frames it received call for (ACKs, READ responses). */
+  enum class Replies : uint8_t {
+    /** Before it returns: a caller that may not poll again soon holds nothing back. */
+    kNow,
+    /**
+     * At the next Poll()'s first transmit step, in one burst with what the
+     * caller posted in between: for a loop that polls again at once. An
+     * answer to a completion this poll brought then leaves without waiting
+     * behind the ACK of the request it answers.
+     */
+    kNextPoll,
+  };
+
   /**
    * One run-to-completion iteration: receive a burst into the engine, run its
    * timers, transmit what it has. Returns packets received plus sent.
    */
-  size_t Poll();
+  size_t Poll(Replies replies = Replies::kNow);
 
  private:
   Device() = default;
