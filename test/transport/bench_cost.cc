@@ -19,7 +19,13 @@ namespace {
 // Figure 2: engine cost
 // =====================================================================
 
-constexpr double kCostGoalPps = 10e6;
+// Issue #10's targets, two engines on one core: 100 ns per small packet;
+// 4 KiB packets at >= 100 Gbit/s per core per side (their CRC and copies
+// cannot take 100 ns).
+constexpr double kCostGoalSmallPps = 10e6;
+constexpr double kCostGoal4kPps = 1.6e6;
+
+double GoalPps(const CostRow& r) { return r.payload <= 64 ? kCostGoalSmallPps : kCostGoal4kPps; }
 
 // The measured rounds of a --rounds row, in a function of their own so that
 // devtools/callgrind-cost.sh counts its instructions alone
@@ -330,16 +336,17 @@ void PrintCostText(const CostFigure& f) {
       "A's\n# OnFrame, A's CQ polled and WRITEs re-posted (one signaled in 16 for 1-packet "
       "WRITEs); synthetic\n# clock +%lu ns per round, %u paths, 32 frames per PollTx, IPv4 "
       "Ethernet framing; %.2f s wall per row.\n# A data packet costs both engines' work (send, "
-      "receive, its share of ACKs, verbs); goal >= %.0f M/s.\n# Rates are per CPU second of "
-      "this thread (CLOCK_THREAD_CPUTIME_ID): time the machine gives to other\n# processes "
-      "does not count; 'cpu' = CPU time / wall time of the row (1.00: the core was ours).\n",
-      kStepNs, kNumPaths, f.seconds, kCostGoalPps / 1e6);
+      "receive, its share of ACKs, verbs); goal >= %.0f M/s\n# at 64 B, >= %.1f M/s with 4 KiB "
+      "packets. Rates are per CPU second of this thread\n# (CLOCK_THREAD_CPUTIME_ID): time the "
+      "machine gives to other processes does not count; 'cpu' =\n# CPU time / wall time of the "
+      "row (1.00: the core was ours).\n",
+      kStepNs, kNumPaths, f.seconds, kCostGoalSmallPps / 1e6, kCostGoal4kPps / 1e6);
   std::printf("%-28s %4s %5s | %10s %8s %8s %7s %5s | %s\n", "workload", "QPs", "depth",
               "data pkt/s", "ns/pkt", "ACKs/pkt", "Gbit/s", "cpu", "goal");
   for (const CostRow& r : f.rows) {
     std::printf("%-28s %4u %5u | %8.2f M %8.1f %8.3f %7.2f %5.2f | %s%s\n", r.name.c_str(), r.qps,
                 r.depth, r.pps / 1e6, r.ns_per_pkt, r.acks_per_pkt, r.payload_gbps,
-                r.cpu_seconds / r.seconds, r.pps >= kCostGoalPps ? "PASS" : "MISS",
+                r.cpu_seconds / r.seconds, r.pps >= GoalPps(r) ? "PASS" : "MISS",
                 r.retx != 0 ? " (retransmissions seen: harness problem)" : "");
   }
   std::printf(
@@ -367,21 +374,27 @@ void PrintCostText(const CostFigure& f) {
       "# per data packet, engine vs the peers alone (codec = data packet + ACKs/pkt x ACK; "
       "rest = what they\n# leave; negative when other work overlaps the CRC and the "
       "copies):\n");
-  bool missed = false;
+  bool small_missed = false, big_missed = false;
   for (const CostRow& r : f.rows) {
     const Breakdown b = BreakdownOf(f, r);
     std::printf("#   %-26s %7.1f ns: codec %6.1f (%3.0f%%), copies %6.1f (%3.0f%%), rest %6.1f\n",
                 r.name.c_str(), b.engine_ns, b.codec_ns, 100 * b.codec_ns / b.engine_ns, b.copy_ns,
                 100 * b.copy_ns / b.engine_ns, b.rest_ns);
-    missed |= r.pps < kCostGoalPps;
+    (r.payload <= 64 ? small_missed : big_missed) |= r.pps < GoalPps(r);
   }
-  if (missed) {
+  if (small_missed) {
     const Breakdown small = BreakdownOf(f, f.rows[0]);
     std::printf(
-        "note: MISS: 10 M/s leaves 100 ns per packet for both engines; at 64 B the codec alone "
-        "takes %.0f ns and engine logic ~%.0f ns more, at 4 KiB CRC32C alone takes %.0f ns "
-        "(ISA-L crc32_iscsi, twice per packet): see the profile in doc/transport-figures.md\n",
-        small.codec_ns, small.rest_ns, f.crc_4k.ns_per_op);
+        "note: MISS at 64 B: %.0f M/s leaves %.0f ns per packet for both engines; the codec alone "
+        "takes %.0f ns and engine logic ~%.0f ns more: see the profile in "
+        "doc/transport-figures.md\n",
+        kCostGoalSmallPps / 1e6, 1e9 / kCostGoalSmallPps, small.codec_ns, small.rest_ns);
+  }
+  if (big_missed) {
+    std::printf(
+        "note: MISS with 4 KiB packets: %.1f M/s leaves %.0f ns per packet; CRC32C alone takes "
+        "%.0f ns (ISA-L crc32_iscsi, twice per packet) and the copies %.0f ns\n",
+        kCostGoal4kPps / 1e6, 1e9 / kCostGoal4kPps, f.crc_4k.ns_per_op, f.copy_4k.ns_per_op);
   }
   std::printf("# (%.1f s wall for figure 2)\n\n", f.wall_s);
 }
@@ -390,7 +403,6 @@ void CostJson(Json& j, const CostFigure& f) {
   j.Open("cost", '{');
   j.Num("seconds_per_row", f.seconds);
   j.Int("clock_step_ns", kStepNs);
-  j.Num("goal_pps", kCostGoalPps);
   j.Open("rows", '[');
   for (const CostRow& r : f.rows) {
     const Breakdown b = BreakdownOf(f, r);
@@ -414,7 +426,8 @@ void CostJson(Json& j, const CostFigure& f) {
     j.Num("codec_ns", b.codec_ns);
     j.Num("copy_ns", b.copy_ns);
     j.Num("rest_ns", b.rest_ns);
-    j.Bool("goal_met", r.pps >= kCostGoalPps);
+    j.Num("goal_pps", GoalPps(r));
+    j.Bool("goal_met", r.pps >= GoalPps(r));
     j.Close('}');
   }
   j.Close(']');
