@@ -571,12 +571,8 @@ MsgRef EngineImpl::AllocMsg(Connection* c) {
     c->msgs.emplace_back();
   }
   TxMsg& m = c->msgs[idx];
-  const uint32_t gen = m.gen + 1;
-  std::destroy_at(&m);
-  std::construct_at(&m);
-  m.gen = gen;
-  m.in_use = true;
-  return MsgRef{idx, gen};
+  m.Recycle(m.gen + 1);
+  return MsgRef{idx, m.gen};
 }
 
 void EngineImpl::FreeMsg(Connection* c, MsgRef r) {

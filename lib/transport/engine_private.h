@@ -43,8 +43,12 @@ struct MsgRef {
   uint32_t gen = 0;
 };
 
-/** A message this host sends. */
-struct TxMsg {
+/**
+ * The scalar state of a TxMsg: reset to these defaults in one assignment
+ * when a pooled slot is taken again (TxMsg::Recycle), with no destructor,
+ * constructor or heap work for the members that own memory.
+ */
+struct TxMsgFields {
   uint32_t gen = 0;
   uint32_t epoch = 0;  ///< bumped when every chunk must be sent again (RNR)
   bool in_use = false;
@@ -55,13 +59,10 @@ struct TxMsg {
   uint32_t len = 0;
   uint32_t num_chunks = 1;
   uint32_t next_chunk = 0;  ///< first chunk never sent
-  ChunkSet delivered;       ///< chunks acknowledged at the path level
   bool on_ready = false;    ///< queued for first transmission
   bool fifo = false;        ///< queued as its QP's current message (not an RNR resend or response)
   uint32_t quantum = 0;     ///< chunks sent in the current turn
-  // Where the bytes come from: a request's gather list, or a READ response's source.
-  SgList sg;
-  uint64_t src_va = 0;
+  uint64_t src_va = 0;      ///< a READ response's source (a request's is TxMsg::sg)
   // Header fields.
   uint64_t remote_va = 0;
   uint32_t rkey = 0;
@@ -78,13 +79,29 @@ struct TxMsg {
   bool fence = false;
   bool done = false;  ///< accepted by the responder, or response complete
   WcStatus status = WcStatus::kSuccess;
-  ChunkSet resp_received;  ///< READ: response chunks placed
   bool atomic_done = false;
   uint32_t retries_left = 0;  ///< message probes left
   TimeNs probe_at = kNever;   ///< when to probe if still not done
   TimeNs probe_backoff = 0;
   uint32_t rnr_left = 0;
   TimeNs rnr_resume_at = kNever;
+};
+
+/** A message this host sends. */
+struct TxMsg : TxMsgFields {
+  SgList sg;               ///< a request's gather list
+  ChunkSet delivered;      ///< chunks acknowledged at the path level
+  ChunkSet resp_received;  ///< READ: response chunks placed
+
+  /** Makes a pooled slot a new message of generation @p next_gen, keeping its members' memory. */
+  void Recycle(uint32_t next_gen) {
+    static_cast<TxMsgFields&>(*this) = TxMsgFields{};
+    gen = next_gen;
+    in_use = true;
+    sg.clear();
+    delivered.Reset(0);
+    resp_received.Reset(0);
+  }
 };
 
 /** Why a chunk is sent again. */
