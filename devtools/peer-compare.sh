@@ -7,7 +7,9 @@
 # doc/performance.md):
 #   mr-perf over DPDK net_memif (two processes) and over the kernel UDP driver
 #   on loopback: WRITE 64 KiB (lossless and with 1 % loss injected on both
-#   sides), WRITE and SEND 64 B message rate, WRITE 64 B one-way latency;
+#   sides), WRITE and SEND 64 B message rate, WRITE 64 B one-way latency, and
+#   beside it the driver's own one-way latency for packets of that size, no
+#   transport (bench_port_pingpong: the floor under mr-perf's);
 #   ucx_perftest with UCX_TLS=tcp on lo: tag_bw 1 MiB, 64 KiB, 64 B, am_lat and
 #   tag_lat 64 B; iperf3 TCP, one stream; kernel UDP 64 B packets/s
 #   (bench_udp, plain sockets and the udp driver); dpdk-testpmd txonly ->
@@ -20,8 +22,9 @@
 #
 #   devtools/peer-compare.sh [--runs N] [--quick] [--no-pin] [--only GLOB] [--json FILE] [--logs DIR]
 #
-# --only GLOB[,GLOB...] runs only the mr-perf and perftest-through-the-shim
-# tests whose key matches one of the shell patterns (memif_write_bw_64k,
+# --only GLOB[,GLOB...] runs only the mr-perf, driver ping-pong and
+# perftest-through-the-shim tests whose key matches one of the shell patterns
+# ('*_lat_64' for the latencies and their floors; memif_write_bw_64k,
 # udp_write_bw_64k_loss, shim2_write_lat_64, ...: '*_write_bw_64k' for the
 # lossless 64 KiB WRITE over both drivers; 'udp_write_bw_64k,udp_write_lat_64,shim*'
 # for the shim and its mr-perf peers), and none of the other peers: for an A/B of two
@@ -37,7 +40,8 @@
 # Installs nothing: a missing peer is skipped with a "not installed" line
 # (devtools/install-deps.sh installs them). mr-perf is found in build/app (or
 # $MR_PERF), metaroced and mr-run there too (or $METAROCED, $MR_RUN),
-# bench_udp in build/test/port (or $BENCH_UDP). Only 127.0.0.1, 127.0.0.2 and
+# bench_udp in build/test/port (or $BENCH_UDP), bench_port_pingpong in
+# build/test/dpdk (or $BENCH_PINGPONG). Only 127.0.0.1, 127.0.0.2 and
 # sockets in a private temporary directory are used; every process the script
 # starts is killed when it exits.
 #
@@ -86,6 +90,7 @@ LAT_ITERS=${LAT_ITERS:-20000}
 root=$(cd "$(dirname "$0")/.." && pwd)
 mr_perf=${MR_PERF:-$root/build/app/mr-perf}
 bench_udp=${BENCH_UDP:-$root/build/test/port/bench_udp}
+bench_pingpong=${BENCH_PINGPONG:-$root/build/test/dpdk/bench_port_pingpong}
 metaroced=${METAROCED:-$root/build/app/metaroced/metaroced}
 mr_run=${MR_RUN:-$root/build/app/mr-run}
 command -v python3 >/dev/null || { echo "peer-compare: python3 is needed" >&2; exit 1; }
@@ -94,7 +99,8 @@ command -v python3 >/dev/null || { echo "peer-compare: python3 is needed" >&2; e
   exit 1
 }
 
-have_ucx=1 have_iperf=1 have_bench_udp=1 have_memif=1 have_testpmd=1 have_shim=1
+have_ucx=1 have_iperf=1 have_bench_udp=1 have_memif=1 have_testpmd=1 have_shim=1 have_pingpong=1
+[ -x "$bench_pingpong" ] || have_pingpong=0
 command -v ucx_perftest >/dev/null || have_ucx=0
 command -v dpdk-testpmd >/dev/null || have_testpmd=0
 command -v iperf3 >/dev/null || have_iperf=0
@@ -112,6 +118,7 @@ fi
 [ $have_bench_udp = 1 ] || [ -n "$only" ] || echo "peer-compare: bench_udp: not built at $bench_udp, kernel UDP skipped"
 [ $have_shim = 1 ] || echo "peer-compare: perftest, metaroced or mr-run missing: the shim rows skipped (install-deps.sh, ninja -C build)"
 [ $have_memif = 1 ] || echo "peer-compare: mr-perf has no dpdk driver: memif skipped (install libdpdk-dev, rebuild)"
+[ $have_pingpong = 1 ] || echo "peer-compare: bench_port_pingpong: not built at $bench_pingpong, the drivers' latency floors skipped"
 
 work=$(mktemp -d /tmp/peer-compare.XXXXXX)
 tag="mrpc$$"
@@ -402,6 +409,55 @@ print(json.dumps(rec))
 PY
 }
 
+# port_pingpong RUN KEY udp|memif: the port driver alone, no transport
+# (bench_port_pingpong), pinned and addressed as mr_pair's: the one-way
+# latency (half the round trip, median) of packets the size of a 64 B WRITE.
+port_pingpong() {
+  local run=$1 key=$2 transport=$3
+  selected "$key" || return 0
+  [ $have_pingpong = 1 ] || return 0
+  local d=$work/r$run.$key pa pb peer_a peer_b sock="" sp status=0
+  mkdir -p "$d"
+  if [ "$transport" = memif ]; then
+    sock=$d/memif.sock
+    pa="dpdk:$(eal "${tag}_a" "net_memif0|role=server|socket=$sock|socket-abstract=no" "$lc_a"),port=net_memif0,ip=10.251.0.1,mac=02:00:00:fb:00:01,mtu=$MEMIF_MTU"
+    pb="dpdk:$(eal "${tag}_b" "net_memif0|role=client|socket=$sock|socket-abstract=no" "$lc_b"),port=net_memif0,ip=10.251.0.2,mac=02:00:00:fb:00:02,mtu=$MEMIF_MTU"
+    peer_a=10.251.0.2:4791@02:00:00:fb:00:02 peer_b=10.251.0.1:4791@02:00:00:fb:00:01
+  else
+    local ua ub
+    ua=$(free_port) ub=$(free_port)
+    pa="udp:ip=127.0.0.1,port=$ua" pb="udp:ip=127.0.0.1,port=$ub"
+    peer_a=127.0.0.1:$ub peer_b=127.0.0.1:$ua
+  fi
+  "${cpu_a[@]}" "$bench_pingpong" --port "$pa" --peer "$peer_a" --echo --seconds "$SECS" \
+    >"$d/echo.log" 2>&1 &
+  sp=$!
+  pids+=("$sp")
+  if [ -n "$sock" ]; then
+    for _ in $(seq 300); do [ -S "$sock" ] && break; sleep 0.1; done
+  else
+    sleep 0.3
+  fi
+  timeout $((SECS + 30)) "${cpu_b[@]}" "$bench_pingpong" --port "$pb" --peer "$peer_b" \
+    --seconds "$SECS" >"$d/ping.log" 2>&1 || status=$?
+  reap "$sp" 5
+  python3 - "$run" "$key" "$status" "$d/ping.log" >>"$results" <<'PY'
+import json, sys
+run, key, status, path = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4]
+rec = {"run": run, "key": key, "unit": "us", "value": None, "exit": status}
+for l in open(path, errors="replace"):
+    if l.startswith("{"):
+        try:
+            res = json.loads(l)
+        except ValueError:
+            continue
+        rec["lat_us"], rec["frame_bytes"] = res["lat_us"], res["frame_bytes"]
+        if status == 0:
+            rec["value"] = res["lat_us"]["median"]
+print(json.dumps(rec))
+PY
+}
+
 # testpmd_pair RUN KEY FRAME-BYTES: the raw driver over the same kind of memif
 # pair, no transport: testpmd txonly (memif client, CPU 1) into testpmd rxonly
 # (memif server, CPU 0), frames of FRAME-BYTES; records the receiver's packets/s
@@ -481,6 +537,7 @@ for ((r = 1; r <= runs; r++)); do
     mr_pair "$r" "${t}_send_bw_64" "$t" 0 --mode send_bw --size 64 --qps "$MR_QPS" \
       --depth "$MR_DEPTH" --duration "$SECS"
     mr_pair "$r" "${t}_write_lat_64" "$t" 0 --mode write_lat --size 64 --duration "$SECS"
+    port_pingpong "$r" "${t}_port_lat_64" "$t"
   done
   if [ $have_shim = 1 ]; then
     # Issue #9's figures: perftest through the shim beside the udp rows above.
@@ -540,6 +597,7 @@ rows = [
     ("memif_write_bw_64", "mr-perf memif WRITE 64 B", "M msg/s"),
     ("memif_send_bw_64", "mr-perf memif SEND 64 B", "M msg/s"),
     ("memif_write_lat_64", "mr-perf memif WRITE 64 B one-way (median)", "us"),
+    ("memif_port_lat_64", "memif driver alone, 64 B WRITE-sized one-way", "us"),
     ("memif_write_pps_64k", "mr-perf memif WRITE 64 KiB, 4 KiB packets", "M pkt/s"),
     ("testpmd_166", "testpmd txonly -> rxonly memif, 166 B frames", "M pkt/s"),
     ("testpmd_4198", "testpmd txonly -> rxonly memif, 4198 B frames", "M pkt/s"),
@@ -548,6 +606,7 @@ rows = [
     ("udp_write_bw_64", "mr-perf udp WRITE 64 B", "M msg/s"),
     ("udp_send_bw_64", "mr-perf udp SEND 64 B", "M msg/s"),
     ("udp_write_lat_64", "mr-perf udp WRITE 64 B one-way (median)", "us"),
+    ("udp_port_lat_64", "udp driver alone, 64 B WRITE-sized one-way", "us"),
     ("shim1_write_bw_64k", "ib_write_bw 64 KiB, shim, one daemon", "MiB/s"),
     ("shim2_write_bw_64k", "ib_write_bw 64 KiB, shim, two daemons", "MiB/s"),
     ("shim1_write_lat_64", "ib_write_lat 64 B, shim, one daemon (typical)", "us"),
@@ -613,6 +672,12 @@ others = [
     ("64 KiB WRITE udp / UCX tcp tag_bw 1 MiB", "udp_write_bw_64k", "ucx_tag_bw_1m"),
     ("64 KiB WRITE memif / UCX tcp tag_bw 64 KiB", "memif_write_bw_64k", "ucx_tag_bw_64k"),
     ("64 B WRITE one-way latency udp / UCX tcp am_lat", "udp_write_lat_64", "ucx_am_lat_64"),
+    # What the transport adds to the driver's own latency (issue #10's 1.0 us
+    # target sits on top of the memif floor).
+    ("64 B WRITE one-way latency memif - the driver alone (us)", "memif_write_lat_64",
+     "memif_port_lat_64"),
+    ("64 B WRITE one-way latency udp - the driver alone (us)", "udp_write_lat_64",
+     "udp_port_lat_64"),
     ("64 B WRITE rate memif / UCX tcp tag_bw 64 B", "memif_write_bw_64", "ucx_tag_bw_64"),
     ("64 B WRITE rate udp / UCX tcp tag_bw 64 B", "udp_write_bw_64", "ucx_tag_bw_64"),
     ("64 B WRITE rate udp / kernel UDP packets/s", "udp_write_bw_64", "kernel_udp_64"),
