@@ -180,7 +180,9 @@ int Run(const Options& o) {
         std::fprintf(stderr, "mr-pingpong: no completion within 10 s\n");
         return false;
       }
-      d.Poll();
+      // This loop polls again at once: the reply to a message just received
+      // may leave with its ACK (Device::Replies).
+      d.Poll(Device::Replies::kNextPoll);
       while (e.PollCq(cq, {&c, 1}) == 1) {
         if (c.status != WcStatus::kSuccess) {
           std::fprintf(stderr, "mr-pingpong: completion failed: %s\n", WcStatusName(c.status));
