@@ -132,8 +132,8 @@ cleanup() {
     mkdir -p "$logs"
     cp -r "$work"/. "$logs"/ 2>/dev/null || true
   fi
-  rm -rf "$work" "/var/run/dpdk/${tag}_a" "/var/run/dpdk/${tag}_b" "/var/run/dpdk/${tag}_d0" \
-    "/var/run/dpdk/${tag}_d1"  # the last two: the shim rows' daemons (telemetry)
+  # _d0/_d1: the shim rows' daemons (telemetry); _tpa/_tpb: testpmd.
+  rm -rf "$work" /var/run/dpdk/"${tag}"_{a,b,d0,d1,tpa,tpb}
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
