@@ -6,6 +6,7 @@
 // WRITE calls for leaves before that poll returns (kNow), or with the next
 // poll's first transmit step (kNextPoll), never later.
 
+#include <array>
 #include <chrono>
 
 #include "device_endpoint.h"

@@ -153,6 +153,12 @@ class Pinger {
   uint32_t PayloadOf(const RxPacket& p) const {
     return p.data.size() > encap_ ? static_cast<uint32_t>(p.data.size() - encap_) : 0;
   }
+  /** The sequence number Send() put in @p p; false if it is too short to carry one. */
+  bool SeqOf(const RxPacket& p, uint64_t* seq) const {
+    if (PayloadOf(p) < sizeof(*seq)) return false;
+    std::memcpy(seq, p.data.data() + encap_, sizeof(*seq));
+    return true;
+  }
   size_t frame_bytes(uint32_t payload) const { return encap_ + payload; }
 
  private:
@@ -170,10 +176,8 @@ int Echo(Port& p, const Options& o) {
     const uint16_t n = p.RxBurst(0, pkts, kBurst);
     for (uint16_t i = 0; i < n; i++) {
       uint64_t seq = 0;
-      const uint32_t payload = out.PayloadOf(pkts[i]);
-      if (payload < sizeof(seq)) continue;
-      std::memcpy(&seq, pkts[i].data.data() + pkts[i].data.size() - payload, sizeof(seq));
-      while (!out.Send(payload, seq)) {
+      if (!out.SeqOf(pkts[i], &seq)) continue;
+      while (!out.Send(out.PayloadOf(pkts[i]), seq)) {
       }
       echoed++;
     }
@@ -197,10 +201,7 @@ int Ping(Port& p, const Options& o) {
       const uint16_t n = p.RxBurst(0, pkts, kBurst);
       for (uint16_t i = 0; i < n; i++) {
         uint64_t got = 0;
-        if (out.PayloadOf(pkts[i]) < sizeof(got)) continue;
-        std::memcpy(&got, pkts[i].data.data() + pkts[i].data.size() - out.PayloadOf(pkts[i]),
-                    sizeof(got));
-        back |= got == seq;
+        back |= out.SeqOf(pkts[i], &got) && got == seq;
       }
       if (!back && NowNs() - start > 1'000'000'000) Fail("no echo within 1 s: is the echoer up?");
     }
