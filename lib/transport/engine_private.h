@@ -305,8 +305,15 @@ struct Connection {
   Ring<RetxChunk> retx;
   Ring<PendingNak> naks;
   Ring<std::pair<uint16_t, wire::ProbeBody>> probe_replies;
-  TimeNs probe_min = kNever;         ///< earliest message probe or RNR resume of its QPs
-  Ring<uint16_t> ack_queue;          ///< rx paths with an ACK pending
+  TimeNs probe_min = kNever;  ///< earliest message probe or RNR resume of its QPs
+  Ring<uint16_t> ack_queue;   ///< rx paths with an ACK pending
+  /**
+   * The peer's clock (tx_ts_ns) on the newest ACK_REQ packet: a packet sent
+   * before it that arrives after it (on a slower path) is acknowledged at
+   * once too, as if it had come in time for the request (rx.cc, AckAsked).
+   */
+  uint32_t ack_asked_ts = 0;
+  bool ack_asked = false;            ///< ack_asked_ts holds a request
   std::vector<uint32_t> qps;         ///< local QPs on this connection
   std::vector<uint32_t> dirty;       ///< local QPs whose stream ACK must be sent
   std::vector<ClosedStream> closed;  ///< a ring, the oldest at closed_next once full
@@ -762,6 +769,8 @@ class EngineImpl {
   /** The pacer's next packet at a random part of one packet's time from @p now. */
   void StartAtRandomPhase(TimeNs now, Connection* c);
   void MarkAckPending(Connection* c, uint16_t path_id);
+  /** Whether data packet @p p asks for its ACK at once; an ACK_REQ asks for every queued path's. */
+  bool AckAsked(Connection* c, const wire::Packet& p);
 
   // ---- work lists and timers (timers.cc) ----
   /** @p c may have something to send, or its deadline moved: the next poll visits it. */
@@ -823,6 +832,13 @@ class EngineImpl {
    */
   bool PathHasRoom(const Connection* c, const TxPath& p, bool probe = false) const;
   TxPath* PickPath(Connection* c, int prefer, int avoid = -1, bool probe = false);
+  /**
+   * The last chunk of @p m ends the sender's burst: it asks for the ACK of
+   * everything sent so far (ACK_REQ). A last chunk with more behind it
+   * leaves its ACK to the receiver's count (ack_every_pkts): one ACK per
+   * message made small messages cost an ACK per path per poll.
+   */
+  bool EndsBurst(const Connection* c, const Qp* qp, const TxMsg* m) const;
   /** The next packet on @p p asks for an ACK at once (ACK_REQ): a held one would stall the window.
    */
   bool WantsAckNow(const Connection* c, const TxPath& p) const;

@@ -776,6 +776,25 @@ void EngineImpl::MarkAckPending(Connection* c, uint16_t path_id) {
   }
 }
 
+bool EngineImpl::AckAsked(Connection* c, const wire::Packet& p) {
+  // ACK_REQ asks for the ACKs of every path, not only its own: the sender
+  // sets it on the last packet of a burst (tx.cc, EndsBurst), and the
+  // burst's other packets, on other paths, are held below ack_every_pkts.
+  // One of them that comes after the request was sent before it (same
+  // clock, the peer's): it is acknowledged at once too.
+  // A request no newer than the last one finds the paths queued since then
+  // acknowledged at once already, or holding packets sent after it.
+  const uint32_t ts = p.data.tx_ts_ns;
+  const bool sent_before = c->ack_asked && !wire::SeqLt(c->ack_asked_ts, ts);
+  if ((p.flags & wire::flags::kAckReq) == 0) return sent_before;
+  if (!sent_before) {
+    c->ack_asked_ts = ts;
+    c->ack_asked = true;
+    for (const uint16_t id : c->ack_queue) c->rx_paths[id].ack_now = true;
+  }
+  return true;
+}
+
 bool EngineImpl::RecordPsn(TimeNs now, Connection* c, const wire::FrameInfo& from,
                            const wire::Packet& p) {
   RxPath& rx = c->rx_paths[p.path_id];
@@ -824,8 +843,7 @@ bool EngineImpl::RecordPsn(TimeNs now, Connection* c, const wire::FrameInfo& fro
   rx.echo_ce = ce;
   rx.unacked++;
   rx.last_qpn = d.stream_id;
-  if ((p.flags & wire::flags::kAckReq) != 0 || gap || dup || ce ||
-      rx.unacked >= cfg.ack_every_pkts) {
+  if (AckAsked(c, p) || gap || dup || ce || rx.unacked >= cfg.ack_every_pkts) {
     rx.ack_now = true;
   } else {
     rx.ack_due = std::min(rx.ack_due, now + cfg.ack_delay_ns);

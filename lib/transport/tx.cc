@@ -160,7 +160,8 @@ EngineImpl::Sent EngineImpl::SendChunk(TimeNs now, Connection* c, TxPath* path, 
   p.path_id = path->id;
   p.data = wire::DataBody{};
   p.payload = {};
-  if (last || probe || kind == RetxKind::kTailLoss || WantsAckNow(c, *path)) {
+  if ((last && (retx || EndsBurst(c, qp, m))) || probe || kind == RetxKind::kTailLoss ||
+      WantsAckNow(c, *path)) {
     p.flags |= wire::flags::kAckReq;
   }
   if (probe && wire::IsRequest(m->type)) p.flags |= wire::flags::kMsgProbe;
@@ -327,7 +328,7 @@ bool EngineImpl::PathHasRoom(const Connection* c, const TxPath& p, bool probe) c
                    c->cc.HasRoom());
 }
 
-bool EngineImpl::WantsAckNow(const Connection* c, const TxPath& p) const {
+inline bool EngineImpl::WantsAckNow(const Connection* c, const TxPath& p) const {
   // The receiver acknowledges a path at once every ack_every_pkts packets;
   // fewer wait ack_delay_ns, longer than a data-center round trip. That
   // holds the window back when the packet about to go leaves the
@@ -352,6 +353,13 @@ bool EngineImpl::NothingQueuedAfter(const Connection* c, const Qp* qp, const TxM
   // sends again soon, and its receiver counts it in again from its first
   // packet, as a new sender.)
   return c->ready.size() == 1 && (m->is_response || qp->sq_tx + 1 >= qp->sq.size());
+}
+
+inline bool EngineImpl::EndsBurst(const Connection* c, const Qp* qp, const TxMsg* m) const {
+  // Nothing else is ready to go: no other QP's message or response in line,
+  // and none released after this one on its QP. (One that waits for the
+  // stream window or a fence is not released: this ACK is what frees it.)
+  return c->ready.size() == 1 && (m->is_response || qp->sq_tx + 1 >= qp->sq_sched);
 }
 
 TxPath* EngineImpl::PickPath(Connection* c, int prefer, int avoid, bool probe) {
