@@ -161,6 +161,15 @@ struct TxPath {
   TimeNs rto = 0;
   uint32_t timeouts = 0;  ///< consecutive
   /**
+   * The last timeout (PathTimeout), until an ACK says whether the oldest
+   * packet it declared lost arrived after all (CheckTimeout): when, that
+   * PSN, when it was sent, and the window before the timeout cut it.
+   */
+  TimeNs timeout_at = kNever;
+  uint32_t timeout_psn = 0;
+  TimeNs timeout_sent_at = 0;
+  uint32_t timeout_cwnd = 0;
+  /**
    * Failed for falling silent while other paths delivered later packets (its
    * route is dead, not the peer): its first probes come quickly (ProbeWait).
    */
@@ -347,6 +356,8 @@ struct Connection {
   bool pace_phase_due = false;      ///< the pacer draws its random phase at the next send
   // The delay signal (congestion.cc): queueing is RTT above the base.
   TimeNs base_rtt = kNever;   ///< smallest RTT sample of any of its paths
+  TimeNs rto_floor = 0;       ///< every path's RTO is at least this (config::kRtoFloorHalfLifeNs)
+  TimeNs rto_floor_at = 0;    ///< set or last halved at
   TimeNs base_rtt_at = 0;     ///< taken at; renewed when older than config::kCcBaseRttWindowNs
   TimeNs last_rx_at = 0;      ///< any valid packet from the peer
   TimeNs heard_again_at = 0;  ///< the first packet after rto_min or more of the peer's silence
@@ -834,9 +845,10 @@ class EngineImpl {
   TxPath* PickPath(Connection* c, int prefer, int avoid = -1, bool probe = false);
   /**
    * The last chunk of @p m ends the sender's burst: it asks for the ACK of
-   * everything sent so far (ACK_REQ). A last chunk with more behind it
-   * leaves its ACK to the receiver's count (ack_every_pkts): one ACK per
-   * message made small messages cost an ACK per path per poll.
+   * everything sent so far (ACK_REQ). A one-packet message with more behind
+   * it leaves its ACK to the receiver's count (ack_every_pkts): one ACK per
+   * message made small messages cost an ACK per path per poll. (A longer
+   * message's last packet asks anyway, SendChunk.)
    */
   bool EndsBurst(const Connection* c, const Qp* qp, const TxMsg* m) const;
   /** The next packet on @p p asks for an ACK at once (ACK_REQ): a held one would stall the window.
@@ -869,9 +881,16 @@ class EngineImpl {
    * trip, so rttvar decays within one and srtt + 4 rttvar alone hugs srtt;
    * host jitter of rto_min above srtt must not fire it (Linux's floor).
    */
-  TimeNs RtoOf(const TxPath& p) const {
-    return std::min(p.srtt + std::max(4 * p.rttvar, cfg.rto_min_ns), cfg.rto_max_ns);
+  TimeNs RtoOf(const Connection* c, const TxPath& p) const {
+    return std::min(std::max(p.srtt + std::max(4 * p.rttvar, cfg.rto_min_ns), c->rto_floor),
+                    cfg.rto_max_ns);
   }
+  /**
+   * After a timeout of @p path, whether ACK @p a shows the oldest packet it
+   * declared lost arrived after all: a spurious timeout, whose window cut is
+   * undone and whose delay raises the connection's RTO floor.
+   */
+  void CheckTimeout(TimeNs now, Connection* c, TxPath* path, const wire::AckBody& a);
   /**
    * What RtoDeadline() asks of a connection's other paths, gathered in one
    * pass so that a deadline over all paths costs one pass, not one per path.

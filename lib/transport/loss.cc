@@ -125,9 +125,41 @@ TimeNs EngineImpl::ProbeWait(const TxPath& p) const {
   return cfg.path_probe_interval_ns << std::min(p.unanswered_probes, 6u);
 }
 
+void EngineImpl::CheckTimeout(TimeNs now, Connection* c, TxPath* path, const wire::AckBody& a) {
+  // Only an ACK that echoes a packet sent before the timeout can tell: one
+  // sent since carries the una_psn that moved the receiver past the lost
+  // packets whether they arrived or not, and ends the question.
+  if (a.ack_delay_ns == wire::kAckNoEcho) return;
+  if (!wire::SeqLt(a.echo_ts_ns, static_cast<uint32_t>(path->timeout_at))) {
+    path->timeout_at = kNever;
+    return;
+  }
+  const uint32_t psn = path->timeout_psn;
+  bool arrived = wire::SeqLt(psn, a.cum_psn);
+  if (!arrived && a.has_sack && wire::SeqLt(a.cum_psn, psn)) {
+    const uint32_t i = psn - a.cum_psn - 1;
+    arrived = i < wire::kSackBits && ((a.sack[i / 64] >> (i % 64)) & 1) != 0;
+  }
+  if (!arrived) return;
+  // Eifel (RFC 3522/4015): the path was never at fault. Undo its window cut
+  // and count; keep later RTOs past what this packet took.
+  path->timeout_at = kNever;
+  stats.spurious_timeouts++;
+  path->timeouts = 0;
+  path->cc.cwnd = std::max(path->cc.cwnd, path->timeout_cwnd);
+  const TimeNs took = now - path->timeout_sent_at;
+  c->rto_floor = std::min(std::max(c->rto_floor, took + took / 4), cfg.rto_max_ns);
+  c->rto_floor_at = now;
+  path->rto = RtoOf(c, *path);
+}
+
 void EngineImpl::PathTimeout(TimeNs now, Connection* c, TxPath* path, TimeNs age) {
   const TimeNs stuck_since = path->At(path->una).sent_at;
   stats.rto_timeouts++;
+  path->timeout_at = now;
+  path->timeout_psn = path->una;
+  path->timeout_sent_at = stuck_since;
+  path->timeout_cwnd = path->cc.cwnd;
   for (uint32_t psn = path->una; psn != path->next_psn; psn++) {
     const Inflight& e = path->At(psn);
     if (e.live && e.sent_at + age <= now) DeclareLost(now, c, path, psn, true);

@@ -250,6 +250,8 @@ struct EngineStats {
   uint64_t lost_detected_sack = 0;  ///< losses found from a SACK gap
   uint64_t lost_detected_rto = 0;   ///< losses found by a retransmission timeout
   uint64_t rto_timeouts = 0;  ///< retransmission timeouts (each declares a path's old packets lost)
+  /** Of those, shown needless: the oldest packet declared lost arrived after all (a stall). */
+  uint64_t spurious_timeouts = 0;
   uint64_t tail_loss_probes = 0;   ///< newest packets sent again after 2 SRTT of silence
   uint64_t tail_loss_rescues = 0;  ///< of those unanswered, the newest sent on another path
   /**

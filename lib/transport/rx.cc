@@ -291,13 +291,18 @@ void EngineImpl::HandleAck(TimeNs now, Connection* c, const wire::Packet& p) {
       path.rttvar = (3 * path.rttvar + err) / 4;
       path.srtt = (7 * path.srtt + r) / 8;
     }
-    path.rto = RtoOf(path);
+    if (c->rto_floor != 0 && now - c->rto_floor_at >= config::kRtoFloorHalfLifeNs) {
+      c->rto_floor = c->rto_floor / 2 < cfg.rto_min_ns ? 0 : c->rto_floor / 2;
+      c->rto_floor_at = now;
+    }
+    path.rto = RtoOf(c, path);
     c->srtt = c->srtt == 0 ? r : (7 * c->srtt + r) / 8;
     if (r < c->base_rtt || now - c->base_rtt_at > config::kCcBaseRttWindowNs) {
       c->base_rtt = r;
       c->base_rtt_at = now;
     }
   }
+  if (path.timeout_at != kNever) CheckTimeout(now, c, &path, a);
   c->peer_hint_mbps = a.rate_hint_mbps;
   // What the receiver counted on this path since the last ACK (its counters
   // start at 0 with the connection; an ACK overtaken by a newer one counts
@@ -495,7 +500,7 @@ void EngineImpl::HandleProbe(TimeNs now, Connection* c, const wire::Packet& p) {
   path.loss_ratio = 0;
   path.probe_at = kNever;
   path.failed_at = kNever;
-  path.rto = path.has_rtt ? RtoOf(path) : cfg.rto_initial_ns;
+  path.rto = path.has_rtt ? RtoOf(c, path) : cfg.rto_initial_ns;
   c->all_failed_since = kNever;
   PathAnswered(now, c, path);
 }

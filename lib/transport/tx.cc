@@ -160,8 +160,8 @@ EngineImpl::Sent EngineImpl::SendChunk(TimeNs now, Connection* c, TxPath* path, 
   p.path_id = path->id;
   p.data = wire::DataBody{};
   p.payload = {};
-  if ((last && (retx || EndsBurst(c, qp, m))) || probe || kind == RetxKind::kTailLoss ||
-      WantsAckNow(c, *path)) {
+  if ((last && (retx || m->num_chunks > 1 || EndsBurst(c, qp, m))) || probe ||
+      kind == RetxKind::kTailLoss || WantsAckNow(c, *path)) {
     p.flags |= wire::flags::kAckReq;
   }
   if (probe && wire::IsRequest(m->type)) p.flags |= wire::flags::kMsgProbe;

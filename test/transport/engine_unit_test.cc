@@ -526,6 +526,80 @@ TEST_F(EngineUnitTest, TheRtoStaysRtoMinAboveASteadyRttSoHostJitterDoesNotFireIt
   EXPECT_EQ(eng_->stats().rto_timeouts, 1u);
 }
 
+// A timeout whose oldest packet then turns out to have arrived (its ACK
+// echoes a packet sent before the timeout) was a stall, not a loss: its
+// window cut is undone and the connection's RTO stays above what that
+// packet took, halving each config::kRtoFloorHalfLifeNs. One that the
+// retransmission answers was a loss and changes nothing.
+TEST_F(EngineUnitTest, ASpuriousTimeoutRaisesTheRtoPastTheStallThatCausedIt) {
+  EngineConfig cfg = BaseConfig();
+  cfg.tail_loss_probe = false;  // the RTO alone
+  cfg.rto_silent_ns = 0;        // and not the wait of a silent peer
+  ASSERT_NO_FATAL_FAILURE(Start(cfg));
+  constexpr TimeNs kRtt = 10'000;
+  FillSource(kPayload);
+  uint32_t psn = 0;
+  uint64_t wr = 0;
+  // One WRITE answered after @p late; the path's RTO, where it timed out.
+  const auto round_trip = [&](TimeNs late) {
+    ASSERT_NO_FATAL_FAILURE(PostWrite(wr, kPayload));
+    const TimeNs sent = now_;
+    ASSERT_EQ(OfType(Drain(sent), PacketType::kWrite).size(), 1u);
+    const TimeNs rto = Path(0).rto_ns;
+    if (late > rto) {
+      now_ = sent + rto;
+      const std::vector<Packet> again = OfType(Drain(now_), PacketType::kWrite);
+      ASSERT_EQ(again.size(), 1u);
+      EXPECT_NE(again[0].flags & wire::flags::kRetransmit, 0);
+    }
+    now_ = sent + late;
+    Feed(TimedAck(0, psn + 1, sent));  // the first transmission's ACK
+    if (late > rto) {
+      psn++;
+      now_ += kRtt;
+      Feed(TimedAck(0, psn + 1, sent + rto));  // and the retransmission's
+    }
+    psn++;
+    Feed(Ack(0, psn, {}, static_cast<int64_t>(++wr)));
+    now_ += kRtt;
+  };
+  for (int i = 0; i < 8; i++) ASSERT_NO_FATAL_FAILURE(round_trip(kRtt));
+  const TimeNs rto = Path(0).rto_ns;
+  ASSERT_LT(rto, 2 * cfg.rto_min_ns);
+
+  // A loss: the first transmission's ACK never comes, the retransmission's does.
+  ASSERT_NO_FATAL_FAILURE(PostWrite(wr, kPayload));
+  TimeNs sent = now_;
+  ASSERT_EQ(OfType(Drain(sent), PacketType::kWrite).size(), 1u);
+  now_ = sent + rto;
+  ASSERT_EQ(OfType(Drain(now_), PacketType::kWrite).size(), 1u);
+  now_ += kRtt;
+  psn += 2;
+  Feed(TimedAck(0, psn, now_ - kRtt, static_cast<int64_t>(++wr)));
+  EXPECT_EQ(eng_->stats().rto_timeouts, 1u);
+  EXPECT_EQ(eng_->stats().spurious_timeouts, 0u);
+  EXPECT_LT(Path(0).rto_ns, 2 * cfg.rto_min_ns);
+  now_ += kRtt;
+
+  // A stall of 1 ms: the first transmission arrives late, after the timeout.
+  const uint32_t cwnd = Path(0).cwnd_bytes;
+  constexpr TimeNs kStall = 1'000'000;
+  ASSERT_NO_FATAL_FAILURE(round_trip(kStall));
+  EXPECT_EQ(eng_->stats().rto_timeouts, 2u);
+  EXPECT_EQ(eng_->stats().spurious_timeouts, 1u);
+  EXPECT_GE(Path(0).cwnd_bytes, cwnd);  // the cut undone
+  const TimeNs floor = EnginePeer::Conn(*eng_, eng_conn_)->rto_floor;
+  EXPECT_GE(floor, kStall + kStall / 4);
+  EXPECT_GE(Path(0).rto_ns, floor);
+  // The next stall like it fires nothing.
+  ASSERT_NO_FATAL_FAILURE(round_trip(kStall));
+  EXPECT_EQ(eng_->stats().rto_timeouts, 2u);
+  // Quiet for a half-life, the floor halves at the next sample.
+  now_ += config::kRtoFloorHalfLifeNs;
+  ASSERT_NO_FATAL_FAILURE(round_trip(kRtt));
+  EXPECT_EQ(EnginePeer::Conn(*eng_, eng_conn_)->rto_floor, floor / 2);
+}
+
 TEST_F(EngineUnitTest, APeerThatFallsSilentAfterAnsweringIsProbedUntilRtoSilentThenTimesOut) {
   enum Case { kStall, kHole, kCongested };
   for (const Case k : {kStall, kHole, kCongested}) {
