@@ -148,6 +148,7 @@ void EngineImpl::CheckTimeout(TimeNs now, Connection* c, TxPath* path, const wir
   path->timeouts = 0;
   path->cc.cwnd = std::max(path->cc.cwnd, path->timeout_cwnd);
   const TimeNs took = now - path->timeout_sent_at;
+  if (c->base_rtt == kNever || took < config::kRtoFloorStallRtts * c->base_rtt) return;
   c->rto_floor = std::min(std::max(c->rto_floor, took + took / 4), cfg.rto_max_ns);
   c->rto_floor_at = now;
   path->rto = RtoOf(c, *path);
