@@ -600,6 +600,36 @@ TEST_F(EngineUnitTest, ASpuriousTimeoutRaisesTheRtoPastTheStallThatCausedIt) {
   EXPECT_EQ(EnginePeer::Conn(*eng_, eng_conn_)->rto_floor, floor / 2);
 }
 
+// A spurious timeout of a packet held a few round trips (a queue, as a
+// long-haul flow's beside short ones) undoes the cut but raises no RTO
+// floor: that held its real tail losses back.
+TEST_F(EngineUnitTest, ASpuriousTimeoutOfAQueueRaisesNoRtoFloor) {
+  EngineConfig cfg = BaseConfig();
+  cfg.tail_loss_probe = false;
+  cfg.rto_silent_ns = 0;
+  ASSERT_NO_FATAL_FAILURE(Start(cfg));
+  constexpr TimeNs kRtt = 100'000;
+  FillSource(kPayload);
+  uint32_t psn = 0;
+  for (uint64_t i = 0; i < 8; i++) {
+    ASSERT_NO_FATAL_FAILURE(PostWrite(i, kPayload));
+    ASSERT_EQ(OfType(Drain(now_), PacketType::kWrite).size(), 1u);
+    now_ += kRtt;
+    Feed(TimedAck(0, ++psn, now_ - kRtt, static_cast<int64_t>(i + 1)));
+  }
+  ASSERT_NO_FATAL_FAILURE(PostWrite(8, kPayload));
+  const TimeNs sent = now_;
+  ASSERT_EQ(OfType(Drain(sent), PacketType::kWrite).size(), 1u);
+  const TimeNs rto = Path(0).rto_ns;
+  ASSERT_LT(rto, 3 * kRtt);
+  now_ = sent + rto;
+  ASSERT_EQ(OfType(Drain(now_), PacketType::kWrite).size(), 1u);
+  now_ = sent + 3 * kRtt;  // the first transmission's ACK, three round trips late
+  Feed(TimedAck(0, psn + 1, sent));
+  EXPECT_EQ(eng_->stats().spurious_timeouts, 1u);
+  EXPECT_EQ(EnginePeer::Conn(*eng_, eng_conn_)->rto_floor, 0u);
+}
+
 TEST_F(EngineUnitTest, APeerThatFallsSilentAfterAnsweringIsProbedUntilRtoSilentThenTimesOut) {
   enum Case { kStall, kHole, kCongested };
   for (const Case k : {kStall, kHole, kCongested}) {
