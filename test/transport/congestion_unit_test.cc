@@ -361,6 +361,16 @@ class CongestionTest : public EngineUnitTest {
    * The WRITE packets of a new connection's first window of @p window_pkts
    * over @p paths paths (a message of four windows, stopped by the window).
    */
+  /** The four WRITE packets of two WRITEs of two packets each, posted together. */
+  std::vector<Packet> TwoTwoPacketWrites(uint64_t first_wr_id) {
+    FillSource(4 * kPayload);
+    PostWrite(first_wr_id, 2 * kPayload);
+    PostWrite(first_wr_id + 1, 2 * kPayload, 2 * kPayload);
+    if (HasFatalFailure()) return {};
+    std::vector<Packet> out = OfType(Drain(now_), PacketType::kWrite);
+    EXPECT_EQ(out.size(), 4u);
+    return out;
+  }
   std::vector<Packet> FirstWindow(uint16_t paths, uint32_t window_pkts) {
     EngineConfig cfg = BaseConfig();
     cfg.num_paths = paths;
@@ -551,12 +561,7 @@ TEST_F(CongestionTest, OnlyTheLastMessageOfABurstAsksForItsAck) {
   // A message of several packets asks on its last one even with more behind
   // it: its ACK is one in many packets, and without it mr-sim's slowest flow
   // under 10 % loss on one spine came later in every seed (gray, 4 seeds).
-  FillSource(4 * kPayload);
-  ASSERT_NO_FATAL_FAILURE(PostWrite(8, 2 * kPayload));
-  ASSERT_NO_FATAL_FAILURE(PostWrite(9, 2 * kPayload, 2 * kPayload));
-  const std::vector<Packet> two = OfType(Drain(now_), PacketType::kWrite);
-  ASSERT_EQ(two.size(), 4u);
-  for (const Packet& p : two) {
+  for (const Packet& p : TwoTwoPacketWrites(8)) {
     EXPECT_EQ((p.flags & wire::flags::kAckReq) != 0, p.data.msg_offset == kPayload)
         << p.data.msn << " " << p.data.msg_offset;
   }
@@ -728,10 +733,7 @@ TEST_F(CongestionTest, TheLastChunkWithNothingQueuedBehindItSaysIdleToAPeerThatT
     SCOPED_TRACE(takes);
     peer_open_caps_ = takes ? wire::caps::kIdle : 0;
     ASSERT_NO_FATAL_FAILURE(Start(BaseConfig()));
-    FillSource(4 * kPayload);
-    ASSERT_NO_FATAL_FAILURE(PostWrite(1, 2 * kPayload));
-    ASSERT_NO_FATAL_FAILURE(PostWrite(2, 2 * kPayload, 2 * kPayload));
-    const std::vector<Packet> out = OfType(Drain(now_), PacketType::kWrite);
+    const std::vector<Packet> out = TwoTwoPacketWrites(1);
     ASSERT_EQ(out.size(), 4u);
     for (const Packet& p : out) {
       const bool last_of_all = p.data.msn == 1 && p.data.msg_offset == kPayload;

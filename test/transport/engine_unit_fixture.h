@@ -396,6 +396,23 @@ class EngineUnitTest : public ::testing::Test {
   }
 
   /** Posts a signaled WRITE of @p len bytes from region offset @p off. */
+  /**
+   * @p n one-packet WRITEs on path 0, each acknowledged @p rtt after it left
+   * (with its stream ACK): steady round trips for the RTT estimate. *psn and
+   * *wr_id count on.
+   */
+  void SteadyRoundTrips(uint32_t n, TimeNs rtt, uint32_t* psn, uint64_t* wr_id) {
+    for (uint32_t i = 0; i < n; i++) {
+      PostWrite(*wr_id, kPayload);
+      if (HasFatalFailure()) return;
+      ASSERT_EQ(OfType(Drain(now_), PacketType::kWrite).size(), 1u);
+      now_ += rtt;
+      Packet a = Ack(0, ++*psn, {}, static_cast<int64_t>(++*wr_id));
+      a.ack.echo_ts_ns = static_cast<uint32_t>(now_ - rtt);
+      Feed(a);
+    }
+  }
+
   void PostWrite(uint64_t wr_id, uint32_t len, size_t off = 0, Opcode op = Opcode::kWrite) {
     SendWr wr;
     wr.wr_id = wr_id;

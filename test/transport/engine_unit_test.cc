@@ -495,23 +495,23 @@ TEST_F(EngineUnitTest, TheTailLossProbeWaitsForTheReceiversAckDelay) {
   EXPECT_EQ(eng_->stats().tail_loss_probes, 1u);
 }
 
-TEST_F(EngineUnitTest, TheRtoStaysRtoMinAboveASteadyRttSoHostJitterDoesNotFireIt) {
+/** The RTO alone: no tail-loss probes, and not the wait of a silent peer. */
+EngineConfig RtoAlone() {
   EngineConfig cfg = BaseConfig();
-  cfg.tail_loss_probe = false;  // the RTO alone
-  cfg.rto_silent_ns = 0;        // and not the wait of a silent peer (next test)
+  cfg.tail_loss_probe = false;
+  cfg.rto_silent_ns = 0;
+  return cfg;
+}
+
+TEST_F(EngineUnitTest, TheRtoStaysRtoMinAboveASteadyRttSoHostJitterDoesNotFireIt) {
+  const EngineConfig cfg = RtoAlone();
   ASSERT_NO_FATAL_FAILURE(Start(cfg));
   // Twenty round trips of exactly 300 us: rttvar decays to almost nothing.
   constexpr TimeNs kRtt = 300'000;
   FillSource(kPayload);
   uint32_t psn = 0;
-  for (uint64_t i = 0; i < 20; i++) {
-    ASSERT_NO_FATAL_FAILURE(PostWrite(i, kPayload));
-    ASSERT_EQ(OfType(Drain(now_), PacketType::kWrite).size(), 1u);
-    now_ += kRtt;
-    Packet a = Ack(0, ++psn, {}, static_cast<int64_t>(i + 1));  // and the message's stream ACK
-    a.ack.echo_ts_ns = static_cast<uint32_t>(now_ - kRtt);
-    Feed(a);
-  }
+  uint64_t wr = 0;
+  ASSERT_NO_FATAL_FAILURE(SteadyRoundTrips(20, kRtt, &psn, &wr));
   ASSERT_NO_FATAL_FAILURE(PostWrite(20, kPayload));
   const TimeNs t0 = now_;
   ASSERT_EQ(OfType(Drain(t0), PacketType::kWrite).size(), 1u);
@@ -532,9 +532,7 @@ TEST_F(EngineUnitTest, TheRtoStaysRtoMinAboveASteadyRttSoHostJitterDoesNotFireIt
 // packet took, halving each config::kRtoFloorHalfLifeNs. One that the
 // retransmission answers was a loss and changes nothing.
 TEST_F(EngineUnitTest, ASpuriousTimeoutRaisesTheRtoPastTheStallThatCausedIt) {
-  EngineConfig cfg = BaseConfig();
-  cfg.tail_loss_probe = false;  // the RTO alone
-  cfg.rto_silent_ns = 0;        // and not the wait of a silent peer
+  const EngineConfig cfg = RtoAlone();
   ASSERT_NO_FATAL_FAILURE(Start(cfg));
   constexpr TimeNs kRtt = 10'000;
   FillSource(kPayload);
@@ -563,7 +561,7 @@ TEST_F(EngineUnitTest, ASpuriousTimeoutRaisesTheRtoPastTheStallThatCausedIt) {
     Feed(Ack(0, psn, {}, static_cast<int64_t>(++wr)));
     now_ += kRtt;
   };
-  for (int i = 0; i < 8; i++) ASSERT_NO_FATAL_FAILURE(round_trip(kRtt));
+  ASSERT_NO_FATAL_FAILURE(SteadyRoundTrips(8, kRtt, &psn, &wr));
   const TimeNs rto = Path(0).rto_ns;
   ASSERT_LT(rto, 2 * cfg.rto_min_ns);
 
@@ -604,20 +602,13 @@ TEST_F(EngineUnitTest, ASpuriousTimeoutRaisesTheRtoPastTheStallThatCausedIt) {
 // long-haul flow's beside short ones) undoes the cut but raises no RTO
 // floor: that held its real tail losses back.
 TEST_F(EngineUnitTest, ASpuriousTimeoutOfAQueueRaisesNoRtoFloor) {
-  EngineConfig cfg = BaseConfig();
-  cfg.tail_loss_probe = false;
-  cfg.rto_silent_ns = 0;
-  ASSERT_NO_FATAL_FAILURE(Start(cfg));
+  ASSERT_NO_FATAL_FAILURE(Start(RtoAlone()));
   constexpr TimeNs kRtt = 100'000;
   FillSource(kPayload);
   uint32_t psn = 0;
-  for (uint64_t i = 0; i < 8; i++) {
-    ASSERT_NO_FATAL_FAILURE(PostWrite(i, kPayload));
-    ASSERT_EQ(OfType(Drain(now_), PacketType::kWrite).size(), 1u);
-    now_ += kRtt;
-    Feed(TimedAck(0, ++psn, now_ - kRtt, static_cast<int64_t>(i + 1)));
-  }
-  ASSERT_NO_FATAL_FAILURE(PostWrite(8, kPayload));
+  uint64_t wr = 0;
+  ASSERT_NO_FATAL_FAILURE(SteadyRoundTrips(8, kRtt, &psn, &wr));
+  ASSERT_NO_FATAL_FAILURE(PostWrite(wr, kPayload));
   const TimeNs sent = now_;
   ASSERT_EQ(OfType(Drain(sent), PacketType::kWrite).size(), 1u);
   const TimeNs rto = Path(0).rto_ns;
