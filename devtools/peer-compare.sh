@@ -323,6 +323,7 @@ if len(stats) == daemons:
     rec["client_engine"] = {"retransmits": tot("tx_retransmits"), "tx_packets": tot("tx_packets"),
                             "lost_rto": tot("lost_detected_rto"), "lost_sack": tot("lost_detected_sack"),
                             "rto_timeouts": tot("rto_timeouts"), "stall_probes": tot("stall_probes"),
+                            "spurious_timeouts": tot("spurious_timeouts"),
                             "tail_loss_probes": tot("tail_loss_probes"),
                             "path_failures": tot("path_failures")}
     rec["server_engine"] = {"rx_duplicate_chunks": tot("rx_duplicate_chunks")}
@@ -722,13 +723,14 @@ for name, a, b in others:
 
 # What the engines said: retransmissions and why, losses that really happened.
 print()
-# retx%: retransmissions over packets sent; timeouts, stall probes and
-# TLPs (engine counters, "-" from builds without them); needless: chunks the
+# retx%: retransmissions over packets sent; timeouts (spur: of those, found
+# spurious), stall probes and TLPs (engine counters, "-" from builds
+# without them); needless: chunks the
 # server got again after it had placed them; pathfail: the median and in how
 # many runs any path failed. mr-perf rows: the client's engine (needless: the
 # server's); shim rows: the daemons' engines added up, both directions.
 print(f"{'test (medians over runs)':<32} {'retx':>8} {'retx%':>7} {'lost_rto':>9} "
-      f"{'lost_sack':>9} {'timeouts':>8} {'stall':>6} {'TLP':>6} {'needless':>8} "
+      f"{'lost_sack':>9} {'timeouts':>8} {'spur':>6} {'stall':>6} {'TLP':>6} {'needless':>8} "
       f"{'pathfail':>10} {'data_lost':>9} {'tx_pkts':>9}")
 table_keys = [f"{t}_{x}" for t in ("memif", "udp")
               for x in ("write_bw_64k", "write_bw_64k_loss", "write_bw_64", "send_bw_64", "write_lat_64")]
@@ -749,7 +751,8 @@ for k in table_keys:
     pathfail = f"{ce('path_failures'):.0f} ({failed_runs}/{len(rs)})"
     print(f"{k:<32} {n(ce('retransmits'), '.0f'):>8} {n(pct, '.3f'):>7} "
           f"{n(ce('lost_rto'), '.0f'):>9} {n(ce('lost_sack'), '.0f'):>9} "
-          f"{n(ce('rto_timeouts'), '.0f'):>8} {n(ce('stall_probes'), '.0f'):>6} "
+          f"{n(ce('rto_timeouts'), '.0f'):>8} {n(ce('spurious_timeouts'), '.0f'):>6} "
+          f"{n(ce('stall_probes'), '.0f'):>6} "
           f"{n(ce('tail_loss_probes'), '.0f'):>6} "
           f"{n(m(lambda r: r.get('server_engine', {}).get('rx_duplicate_chunks')), '.0f'):>8} "
           f"{pathfail:>10} {n(m(lambda r: r.get('data_pkts_not_received', 0)), '.0f'):>9} "
