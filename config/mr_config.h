@@ -229,7 +229,8 @@ inline constexpr uint64_t kRtoMinNs = 100'000;
  * its paths' RTOs from re-sending what a stall holds for a while, and a
  * fabric of real losses never raises it. On the 2-vCPU reference machine
  * a descheduled peer stalls for 0.1-4 ms many times a second: 64 B
- * WRITEs of depth 4 over memif made ~1,000 needless timeouts a second.
+ * WRITEs of depth 4 over memif made 120-1,400 needless timeouts a second
+ * (idle to loaded), half as many with it (doc/congestion.md).
  */
 inline constexpr uint64_t kRtoFloorHalfLifeNs = 100'000'000;
 

@@ -138,9 +138,8 @@ void PrintFooter(const Options& o, Endpoint& ep) {
     std::string j = absl::StrFormat(
         "{\"engine\":{\"tx_packets\":%u,\"rx_packets\":%u,\"rx_duplicate_chunks\":%u,"
         "\"retransmits\":%u,\"lost_sack\":%u,\"lost_rto\":%u,\"rto_timeouts\":%u,"
-        "\"spurious_timeouts\":%u,\"tail_loss_probes\":%u,\"stall_probes\":%u,\"silent_path_"
-        "timeouts\":%u,"
-        "\"path_failures\":%u},"
+        "\"spurious_timeouts\":%u,\"tail_loss_probes\":%u,\"stall_probes\":%u,"
+        "\"silent_path_timeouts\":%u,\"path_failures\":%u},"
         "\"conn\":{\"cwnd_bytes\":%u,\"cc_cuts\":%u,\"srtt_us\":%.2f,"
         "\"rate_hint_mbps\":%u,\"peer_hint_mbps\":%u,\"pace_mbps\":%u},\"paths\":[",
         st.tx_packets, st.rx_packets, st.rx_duplicate_chunks, st.tx_retransmits,
@@ -165,8 +164,8 @@ void PrintFooter(const Options& o, Endpoint& ep) {
   }
   std::printf(
       "%s\n Engine: %lu packets sent, %lu received, %lu retransmitted (%lu by SACK gap, "
-      "%lu by %lu timeouts (%lu spurious), %lu tail-loss probes, %lu stall probes), %lu path "
-      "failures\n",
+      "%lu by %lu timeouts (%lu spurious), %lu tail-loss probes, %lu stall probes), "
+      "%lu path failures\n",
       kRule, static_cast<unsigned long>(st.tx_packets), static_cast<unsigned long>(st.rx_packets),
       static_cast<unsigned long>(st.tx_retransmits),
       static_cast<unsigned long>(st.lost_detected_sack),

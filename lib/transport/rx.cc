@@ -783,8 +783,9 @@ void EngineImpl::MarkAckPending(Connection* c, uint16_t path_id) {
 
 bool EngineImpl::AckAsked(Connection* c, const wire::Packet& p) {
   // ACK_REQ asks for the ACKs of every path, not only its own: the sender
-  // sets it on the last packet of a burst (tx.cc, EndsBurst), and the
-  // burst's other packets, on other paths, are held below ack_every_pkts.
+  // sets it on a burst's last packet, not on each small message's (tx.cc,
+  // EndsBurst), and the burst's others, on other paths, are held below
+  // ack_every_pkts.
   // One of them that comes after the request was sent before it (same
   // clock, the peer's): it is acknowledged at once too.
   // A request no newer than the last one finds the paths queued since then
