@@ -737,8 +737,8 @@ class EngineImpl {
   void SenderLeft(Connection* c);
   /** Max-min over share_measured's demands less the senders that left. */
   void Reallocate();
-  /** Nothing is queued behind @p m, about to send its last chunk on @p qp. */
-  bool NothingQueuedAfter(const Connection* c, const Qp* qp, const TxMsg* m) const;
+  /** No message is posted after @p m on @p qp (with EndsBurst: the sender goes idle, IDLE). */
+  static bool NothingPostedAfter(const Qp* qp, const TxMsg* m);
   /**
    * @p c is about to send to us (its opening arrived, or ours carries our
    * hint): listed as a new sender of the current interval, so that the hint

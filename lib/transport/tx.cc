@@ -160,14 +160,15 @@ EngineImpl::Sent EngineImpl::SendChunk(TimeNs now, Connection* c, TxPath* path, 
   p.path_id = path->id;
   p.data = wire::DataBody{};
   p.payload = {};
-  if ((last && (retx || m->num_chunks > 1 || EndsBurst(c, qp, m))) || probe ||
-      kind == RetxKind::kTailLoss || WantsAckNow(c, *path)) {
+  const bool ends_burst = last && EndsBurst(c, qp, m);
+  if ((last && (retx || m->num_chunks > 1 || ends_burst)) || probe || kind == RetxKind::kTailLoss ||
+      WantsAckNow(c, *path)) {
     p.flags |= wire::flags::kAckReq;
   }
   if (probe && wire::IsRequest(m->type)) p.flags |= wire::flags::kMsgProbe;
   if (retx) p.flags |= wire::flags::kRetransmit;
   if (m->solicited && last) p.flags |= wire::flags::kSolicited;
-  if (last && !retx && c->peer_takes_idle && NothingQueuedAfter(c, qp, m)) {
+  if (ends_burst && !retx && c->peer_takes_idle && NothingPostedAfter(qp, m)) {
     p.flags |= wire::flags::kIdle;
   }
   wire::DataBody& d = p.data;
@@ -346,13 +347,12 @@ inline bool EngineImpl::WantsAckNow(const Connection* c, const TxPath& p) const 
   return c->cc.cwnd < thick || c->cc.inflight + path_cc.mss_bytes >= c->cc.cwnd;
 }
 
-bool EngineImpl::NothingQueuedAfter(const Connection* c, const Qp* qp, const TxMsg* m) const {
-  // A QP has one message at a time on the ready queue: this one alone there,
-  // and none posted after it on its QP. (A QP whose next message waits for
-  // the receiver's stream window or a fence is not on the queue either: it
-  // sends again soon, and its receiver counts it in again from its first
-  // packet, as a new sender.)
-  return c->ready.size() == 1 && (m->is_response || qp->sq_tx + 1 >= qp->sq.size());
+inline bool EngineImpl::NothingPostedAfter(const Qp* qp, const TxMsg* m) {
+  // Not even one held back for the receiver's stream window or a fence
+  // (EndsBurst counts those out): its QP sends again soon, and the
+  // receiver would count it in again from its first packet, as a new
+  // sender.
+  return m->is_response || qp->sq_tx + 1 >= qp->sq.size();
 }
 
 inline bool EngineImpl::EndsBurst(const Connection* c, const Qp* qp, const TxMsg* m) const {
