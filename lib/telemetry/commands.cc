@@ -27,6 +27,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "format_private.h"
+#include "mr_eal_rundir.h"
 #include "mr_telemetry.h"
 
 namespace metaroce::telemetry {
@@ -177,6 +178,7 @@ absl::Status StartEal(const std::string& file_prefix) {
   std::vector<char*> argv;
   for (std::string& w : words) argv.push_back(w.data());
   argv.push_back(nullptr);
+  log::RemoveEmptyEalRuntimeDirAtExit();
   if (rte_eal_init(static_cast<int>(argv.size() - 1), argv.data()) >= 0) return absl::OkStatus();
   const int err = rte_errno;
   if (err == EALREADY) return absl::OkStatus();

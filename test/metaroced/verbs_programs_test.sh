@@ -383,7 +383,7 @@ for s in "${scenarios[@]}"; do
     loss)
       sock="$work/loss.sock"
       start_daemon loss "" "$sock" --port "udp:ip=127.0.0.1,port=$((50000 + $$ % 10000))" \
-        --set "dataplane.faults=drop=0.01,seed=7"
+        --set "dataplane.faults=drop=0.01,seed=7" --set "daemon.name=mr_vp_$$_loss"
       programs loss "" "$sock" "" "$sock" 127.0.0.1
       ;;
     netns | netns_loss)

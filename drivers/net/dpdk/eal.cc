@@ -23,6 +23,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "mr_eal_rundir.h"
 #include "mr_log.h"
 #include "mr_net_dpdk.h"
 
@@ -83,6 +84,7 @@ absl::Status InitEal(const std::vector<std::string>& eal_args) {
   size_t len = 0;
   FILE* log = open_memstream(&buf, &len);
   if (log != nullptr) rte_openlog_stream(log);
+  log::RemoveEmptyEalRuntimeDirAtExit();
   const int rc = rte_eal_init(static_cast<int>(argv.size() - 1), argv.data());
   const int err = rte_errno;
   if (log != nullptr) {
