@@ -230,13 +230,16 @@ inline constexpr uint64_t kRtoMinNs = 100'000;
  * fabric of real losses never raises it. On the 2-vCPU reference machine
  * a descheduled peer stalls for 0.1-4 ms many times a second: 64 B
  * WRITEs of depth 4 over memif made 120-1,400 needless timeouts a second
- * (idle to loaded), half as many with it (doc/congestion.md).
+ * (idle to loaded), half as many with it (doc/congestion.md). A needless
+ * tail-loss probe (its packet arrived, the ACK was late) raises the
+ * connection's probe floor the same way, halved as often.
  */
 inline constexpr uint64_t kRtoFloorHalfLifeNs = 100'000'000;
 
 /**
- * Only a spurious timeout whose packet took this many of the connection's
- * smallest round trips raises that floor: a stall of a host, not a queue.
+ * Only a spurious timeout (or needless probe) whose packet took this many of
+ * the connection's smallest round trips raises that floor (or the probe's):
+ * a stall of a host, not a queue.
  * A long-haul flow's RTO fires spuriously when the short flows beside it
  * fill a queue (1.5-3 round trips); a floor from those held its real tail
  * losses back (mr-sim longhaul-loss at 0.1 %: 0.968 -> 0.929 of lossless).

@@ -138,15 +138,16 @@ void PrintFooter(const Options& o, Endpoint& ep) {
     std::string j = absl::StrFormat(
         "{\"engine\":{\"tx_packets\":%u,\"rx_packets\":%u,\"rx_duplicate_chunks\":%u,"
         "\"retransmits\":%u,\"lost_sack\":%u,\"lost_rto\":%u,\"rto_timeouts\":%u,"
-        "\"spurious_timeouts\":%u,\"tail_loss_probes\":%u,\"stall_probes\":%u,"
+        "\"spurious_timeouts\":%u,\"tail_loss_probes\":%u,\"needless_tail_probes\":%u,"
+        "\"stall_probes\":%u,"
         "\"silent_path_timeouts\":%u,\"path_failures\":%u},"
         "\"conn\":{\"cwnd_bytes\":%u,\"cc_cuts\":%u,\"srtt_us\":%.2f,"
         "\"rate_hint_mbps\":%u,\"peer_hint_mbps\":%u,\"pace_mbps\":%u},\"paths\":[",
         st.tx_packets, st.rx_packets, st.rx_duplicate_chunks, st.tx_retransmits,
         st.lost_detected_sack, st.lost_detected_rto, st.rto_timeouts, st.spurious_timeouts,
-        st.tail_loss_probes, st.stall_probes, st.silent_path_timeouts, st.path_failures,
-        conn.cwnd_bytes, conn.cc_cuts, static_cast<double>(conn.srtt_ns) / 1e3, conn.rate_hint_mbps,
-        conn.peer_hint_mbps, conn.pace_mbps);
+        st.tail_loss_probes, st.needless_tail_probes, st.stall_probes, st.silent_path_timeouts,
+        st.path_failures, conn.cwnd_bytes, conn.cc_cuts, static_cast<double>(conn.srtt_ns) / 1e3,
+        conn.rate_hint_mbps, conn.peer_hint_mbps, conn.pace_mbps);
     for (size_t i = 0; i < paths.size(); i++) {
       const transport::PathInfo& p = paths[i];
       absl::StrAppendFormat(&j,
@@ -164,15 +165,17 @@ void PrintFooter(const Options& o, Endpoint& ep) {
   }
   std::printf(
       "%s\n Engine: %lu packets sent, %lu received, %lu retransmitted (%lu by SACK gap, "
-      "%lu by %lu timeouts (%lu spurious), %lu tail-loss probes, %lu stall probes), "
+      "%lu by %lu timeouts (%lu spurious), %lu tail-loss probes (%lu needless), %lu stall "
+      "probes), "
       "%lu path failures\n",
       kRule, static_cast<unsigned long>(st.tx_packets), static_cast<unsigned long>(st.rx_packets),
       static_cast<unsigned long>(st.tx_retransmits),
       static_cast<unsigned long>(st.lost_detected_sack),
       static_cast<unsigned long>(st.lost_detected_rto), static_cast<unsigned long>(st.rto_timeouts),
       static_cast<unsigned long>(st.spurious_timeouts),
-      static_cast<unsigned long>(st.tail_loss_probes), static_cast<unsigned long>(st.stall_probes),
-      static_cast<unsigned long>(st.path_failures));
+      static_cast<unsigned long>(st.tail_loss_probes),
+      static_cast<unsigned long>(st.needless_tail_probes),
+      static_cast<unsigned long>(st.stall_probes), static_cast<unsigned long>(st.path_failures));
   std::printf(
       " Connection: window %.1f KB (%lu cuts), srtt %.2f us, rate hint sent %u Mbit/s, "
       "received %u Mbit/s, pacer %s\n",

@@ -81,6 +81,7 @@ Dict FormatStats(const Snapshot& s, transport::TimeNs now) {
   d.AddU64("rto_timeouts", st.rto_timeouts);
   d.AddU64("spurious_timeouts", st.spurious_timeouts);
   d.AddU64("tail_loss_probes", st.tail_loss_probes);
+  d.AddU64("needless_tail_probes", st.needless_tail_probes);
   d.AddU64("stall_probes", st.stall_probes);
   d.AddU64("share_pushes", st.share_pushes);
   d.AddU64("share_reallocations", st.share_reallocations);

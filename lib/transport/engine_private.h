@@ -170,6 +170,14 @@ struct TxPath {
   TimeNs timeout_sent_at = 0;
   uint32_t timeout_cwnd = 0;
   /**
+   * The last tail-loss probe, until an ACK says whether the packet it
+   * repeated arrived after all (CheckTailProbe): when, that PSN, and when it
+   * was sent.
+   */
+  TimeNs tlp_at = kNever;
+  uint32_t tlp_psn = 0;
+  TimeNs tlp_psn_sent_at = 0;
+  /**
    * Failed for falling silent while other paths delivered later packets (its
    * route is dead, not the peer): its first probes come quickly (ProbeWait).
    */
@@ -358,6 +366,8 @@ struct Connection {
   TimeNs base_rtt = kNever;   ///< smallest RTT sample of any of its paths
   TimeNs rto_floor = 0;       ///< every path's RTO is at least this (config::kRtoFloorHalfLifeNs)
   TimeNs rto_floor_at = 0;    ///< set or last halved at
+  TimeNs tlp_floor = 0;       ///< every path's tail-loss probe waits at least this (CheckTailProbe)
+  TimeNs tlp_floor_at = 0;    ///< set or last halved at
   TimeNs base_rtt_at = 0;     ///< taken at; renewed when older than config::kCcBaseRttWindowNs
   TimeNs last_rx_at = 0;      ///< any valid packet from the peer
   TimeNs heard_again_at = 0;  ///< the first packet after rto_min or more of the peer's silence
@@ -892,6 +902,20 @@ class EngineImpl {
    */
   void CheckTimeout(TimeNs now, Connection* c, TxPath* path, const wire::AckBody& a);
   /**
+   * After a tail-loss probe of @p path, whether ACK @p a shows the packet it
+   * repeated arrived after all: a needless probe, whose delay raises the
+   * connection's probe floor (tlp_floor) as a spurious timeout raises its RTO's.
+   */
+  void CheckTailProbe(TimeNs now, Connection* c, TxPath* path, const wire::AckBody& a);
+  /**
+   * Whether ACK @p a of a path, echoing a packet sent before @p asked_at, tells
+   * that @p psn arrived: kYes / kNo, or kEnded when the ACK echoes a later
+   * packet (whose una_psn moves the receiver past @p psn whether it arrived or
+   * not) or nothing.
+   */
+  enum class Verdict : uint8_t { kYes, kNo, kEnded };
+  static Verdict ArrivedBefore(const wire::AckBody& a, TimeNs asked_at, uint32_t psn);
+  /**
    * What RtoDeadline() asks of a connection's other paths, gathered in one
    * pass so that a deadline over all paths costs one pass, not one per path.
    */
@@ -925,17 +949,20 @@ class EngineImpl {
   /** @p path fell silent while the others answered: failed, and probed on a fresh port at once. */
   void Reroute(TimeNs now, Connection* c, TxPath* path);
   /** @p p has delivered nothing sent at or after its newest data packet, and is quiet. */
-  bool Silent(const TxPath& p, TimeNs now) const;
+  bool Silent(const Connection* c, const TxPath& p, TimeNs now) const;
   /** How long after its last probe a failed path is probed again. */
   TimeNs ProbeWait(const TxPath& p) const;
-  TimeNs TlpWait(const TxPath& p) const;
-  TimeNs TlpDeadline(const TxPath& p) const;
+  TimeNs TlpWait(const Connection* c, const TxPath& p) const;
+  TimeNs TlpDeadline(const Connection* c, const TxPath& p) const;
   TimeNs RescueDeadline(const Connection* c, const TxPath& p) const;
   /** Another active path of @p c delivered a packet sent after @p t: the peer got it. */
   bool OthersProgressedSince(const Connection* c, const TxPath& path, TimeNs t) const;
-  /** Queues the newest live chunk of @p path for a tail-loss probe, rescue or stall probe. */
-  void QueueNewest(Connection* c, TxPath* path, uint16_t prefer, uint16_t avoid,
-                   bool past_window = false);
+  /**
+   * Queues the newest live chunk of @p path for a tail-loss probe, rescue or
+   * stall probe; returns its PSN (path->next_psn if none is live).
+   */
+  uint32_t QueueNewest(Connection* c, TxPath* path, uint16_t prefer, uint16_t avoid,
+                       bool past_window = false);
   void FailPath(TimeNs now, Connection* c, TxPath* path);
   void CheckPathHealth(TimeNs now, Connection* c, TxPath* path);
   void DetectLoss(TimeNs now, Connection* c, TxPath* path);  ///< holes below highest_acked

@@ -125,22 +125,24 @@ TimeNs EngineImpl::ProbeWait(const TxPath& p) const {
   return cfg.path_probe_interval_ns << std::min(p.unanswered_probes, 6u);
 }
 
+EngineImpl::Verdict EngineImpl::ArrivedBefore(const wire::AckBody& a, TimeNs asked_at,
+                                              uint32_t psn) {
+  // Only an ACK that echoes a packet sent before then can tell: one sent
+  // since carries the una_psn that moved the receiver past the packets in
+  // question whether they arrived or not, and ends the question.
+  if (a.ack_delay_ns == wire::kAckNoEcho) return Verdict::kNo;
+  if (!wire::SeqLt(a.echo_ts_ns, static_cast<uint32_t>(asked_at))) return Verdict::kEnded;
+  if (wire::SeqLt(psn, a.cum_psn)) return Verdict::kYes;
+  if (!a.has_sack || !wire::SeqLt(a.cum_psn, psn)) return Verdict::kNo;
+  const uint32_t i = psn - a.cum_psn - 1;
+  return i < wire::kSackBits && ((a.sack[i / 64] >> (i % 64)) & 1) != 0 ? Verdict::kYes
+                                                                        : Verdict::kNo;
+}
+
 void EngineImpl::CheckTimeout(TimeNs now, Connection* c, TxPath* path, const wire::AckBody& a) {
-  // Only an ACK that echoes a packet sent before the timeout can tell: one
-  // sent since carries the una_psn that moved the receiver past the lost
-  // packets whether they arrived or not, and ends the question.
-  if (a.ack_delay_ns == wire::kAckNoEcho) return;
-  if (!wire::SeqLt(a.echo_ts_ns, static_cast<uint32_t>(path->timeout_at))) {
-    path->timeout_at = kNever;
-    return;
-  }
-  const uint32_t psn = path->timeout_psn;
-  bool arrived = wire::SeqLt(psn, a.cum_psn);
-  if (!arrived && a.has_sack && wire::SeqLt(a.cum_psn, psn)) {
-    const uint32_t i = psn - a.cum_psn - 1;
-    arrived = i < wire::kSackBits && ((a.sack[i / 64] >> (i % 64)) & 1) != 0;
-  }
-  if (!arrived) return;
+  const Verdict v = ArrivedBefore(a, path->timeout_at, path->timeout_psn);
+  if (v == Verdict::kEnded) path->timeout_at = kNever;
+  if (v != Verdict::kYes) return;
   // Eifel (RFC 3522/4015): the path was never at fault. Undo its window cut
   // and count; keep later RTOs past what this packet took.
   path->timeout_at = kNever;
@@ -152,6 +154,24 @@ void EngineImpl::CheckTimeout(TimeNs now, Connection* c, TxPath* path, const wir
   c->rto_floor = std::min(std::max(c->rto_floor, took + took / 4), cfg.rto_max_ns);
   c->rto_floor_at = now;
   path->rto = RtoOf(c, *path);
+}
+
+void EngineImpl::CheckTailProbe(TimeNs now, Connection* c, TxPath* path, const wire::AckBody& a) {
+  const Verdict v = ArrivedBefore(a, path->tlp_at, path->tlp_psn);
+  if (v == Verdict::kEnded) path->tlp_at = kNever;
+  if (v != Verdict::kYes) return;
+  // The packet the probe repeated arrived: its ACK was only late. A peer
+  // that stalls (descheduled, busy) makes every path's probes needless
+  // alike, so the connection's probes wait at least 5/4 of what this one
+  // took, as its RTO does after a spurious timeout, and within the same
+  // bounds: a stall, not a queue (config::kRtoFloorStallRtts), and never
+  // past rto_min, beyond which the RTO would come first anyway.
+  path->tlp_at = kNever;
+  stats.needless_tail_probes++;
+  const TimeNs took = now - path->tlp_psn_sent_at;
+  if (c->base_rtt == kNever || took < config::kRtoFloorStallRtts * c->base_rtt) return;
+  c->tlp_floor = std::min(std::max(c->tlp_floor, took + took / 4), cfg.rto_min_ns);
+  c->tlp_floor_at = now;
 }
 
 void EngineImpl::PathTimeout(TimeNs now, Connection* c, TxPath* path, TimeNs age) {
@@ -181,7 +201,7 @@ void EngineImpl::PathTimeout(TimeNs now, Connection* c, TxPath* path, TimeNs age
   }
   // A peer heard again after a silence answers the paths one by one: the
   // others' progress is evidence against this one only a probe's wait after.
-  if (others_progress && now < c->heard_again_at + TlpWait(*path)) return;
+  if (others_progress && now < c->heard_again_at + TlpWait(c, *path)) return;
   if (!others || others_progress) FailPath(now, c, path);
 }
 

@@ -295,6 +295,10 @@ void EngineImpl::HandleAck(TimeNs now, Connection* c, const wire::Packet& p) {
       c->rto_floor = c->rto_floor / 2 < cfg.rto_min_ns ? 0 : c->rto_floor / 2;
       c->rto_floor_at = now;
     }
+    if (c->tlp_floor != 0 && now - c->tlp_floor_at >= config::kRtoFloorHalfLifeNs) {
+      c->tlp_floor = c->tlp_floor / 2 < cfg.tlp_min_ns ? 0 : c->tlp_floor / 2;
+      c->tlp_floor_at = now;
+    }
     path.rto = RtoOf(c, path);
     c->srtt = c->srtt == 0 ? r : (7 * c->srtt + r) / 8;
     if (r < c->base_rtt || now - c->base_rtt_at > config::kCcBaseRttWindowNs) {
@@ -303,6 +307,7 @@ void EngineImpl::HandleAck(TimeNs now, Connection* c, const wire::Packet& p) {
     }
   }
   if (path.timeout_at != kNever) CheckTimeout(now, c, &path, a);
+  if (path.tlp_at != kNever) CheckTailProbe(now, c, &path, a);
   c->peer_hint_mbps = a.rate_hint_mbps;
   // What the receiver counted on this path since the last ACK (its counters
   // start at 0 with the connection; an ACK overtaken by a newer one counts

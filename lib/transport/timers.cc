@@ -17,20 +17,21 @@ namespace metaroce::transport {
 
 // ---- Timers ----
 
-TimeNs EngineImpl::TlpWait(const TxPath& p) const {
+TimeNs EngineImpl::TlpWait(const Connection* c, const TxPath& p) const {
   // srtt leaves out the receiver's hold time (the ACK's ack_delay). With
   // fewer packets in flight than the receiver acknowledges at once, the ACK
   // of the newest may be held that long: RFC 8985's PTO adds the peer's
   // delayed-ACK timer for a flight of one (ours: both ends hold alike).
   // Without it, a path that sends a packet every few microseconds (paced,
   // or one of many) probed while its ACK was held: 42,000 probes in 3 s of
-  // a window-paced memif write_bw.
+  // a window-paced memif write_bw. A peer shown to stall longer than that
+  // (a needless probe, CheckTailProbe) raises the connection's floor.
   if (!p.has_rtt) return p.rto / 2;
   const TimeNs held = p.inflight < cfg.ack_every_pkts ? cfg.ack_delay_ns : 0;
-  return std::max<TimeNs>(2 * p.srtt + held, cfg.tlp_min_ns);
+  return std::max({2 * p.srtt + held, cfg.tlp_min_ns, c->tlp_floor});
 }
 
-bool EngineImpl::Silent(const TxPath& p, TimeNs now) const {
+bool EngineImpl::Silent(const Connection* c, const TxPath& p, TimeNs now) const {
   // Nothing settled since the newest packet left; or only packets older
   // than it, and nothing for a probe's wait since. A route that died under
   // load delivers what was sent before, and those ACKs come in after the
@@ -38,17 +39,19 @@ bool EngineImpl::Silent(const TxPath& p, TimeNs now) const {
   // about one dark path in seven until its third RTO, 0.45 ms later
   // (mr-sim spine).
   if (p.progress_at < p.last_sent_at) return true;
-  return p.delivered_sent_at < p.last_sent_at && p.progress_at + TlpWait(p) <= now;
+  return p.delivered_sent_at < p.last_sent_at && p.progress_at + TlpWait(c, p) <= now;
 }
 
-TimeNs EngineImpl::TlpDeadline(const TxPath& p) const { return p.last_sent_at + TlpWait(p); }
+TimeNs EngineImpl::TlpDeadline(const Connection* c, const TxPath& p) const {
+  return p.last_sent_at + TlpWait(c, p);
+}
 
 TimeNs EngineImpl::RescueDeadline(const Connection* c, const TxPath& p) const {
   // A peer heard again after a silence works through what queued meanwhile
   // and answers the paths one by one: a path is judged (Silent, and others
   // delivered later packets) a probe's wait after that at the earliest. Over
   // kernel UDP a path was rerouted for an ACK 14 us behind another path's.
-  const TimeNs w = TlpWait(p);
+  const TimeNs w = TlpWait(c, p);
   return std::max(p.last_sent_at + 2 * w, c->heard_again_at + w);
 }
 
@@ -119,8 +122,8 @@ bool EngineImpl::OthersProgressedSince(const Connection* c, const TxPath& path, 
   return false;
 }
 
-void EngineImpl::QueueNewest(Connection* c, TxPath* path, uint16_t prefer, uint16_t avoid,
-                             bool past_window) {
+uint32_t EngineImpl::QueueNewest(Connection* c, TxPath* path, uint16_t prefer, uint16_t avoid,
+                                 bool past_window) {
   for (uint32_t psn = path->next_psn; psn != path->una;) {
     const Inflight& e = path->At(--psn);
     if (!e.live) continue;
@@ -132,8 +135,9 @@ void EngineImpl::QueueNewest(Connection* c, TxPath* path, uint16_t prefer, uint1
     } else {
       c->retx.push_back(r);
     }
-    return;
+    return psn;
   }
+  return path->next_psn;
 }
 
 void EngineImpl::ConnTimers(TimeNs now, Connection* c) {
@@ -155,20 +159,25 @@ void EngineImpl::ConnTimers(TimeNs now, Connection* c) {
       } else {
         PathTimeout(now, c, &path, path.rto);
       }
-    } else if (cfg.tail_loss_probe && !path.tlp_sent && TlpDeadline(path) <= now) {
+    } else if (cfg.tail_loss_probe && !path.tlp_sent && TlpDeadline(c, path) <= now) {
       // Tail-loss probe: nothing was sent for a while and the newest packets
       // are unacknowledged. Send the newest again on this path; its ACK shows
       // any gap before it, which SACK recovery repairs long before the RTO.
-      QueueNewest(c, &path, path.id, UINT16_MAX);
+      const uint32_t psn = QueueNewest(c, &path, path.id, UINT16_MAX);
       stats.tail_loss_probes++;
       path.tlp_sent = true;
+      if (psn != path.next_psn) {
+        path.tlp_at = now;
+        path.tlp_psn = psn;
+        path.tlp_psn_sent_at = path.At(psn).sent_at;
+      }
     } else if (cfg.tail_loss_probe && path.tlp_sent && !path.rescue_sent &&
                RescueDeadline(c, path) <= now) {
       // The probe went unanswered too: the path may be dead (a blackhole).
       // Send the newest chunk once more on another path, so the operation
       // completes now, and the other path's progress while this one stays
       // silent marks this one as the problem at its RTO.
-      if (Silent(path, now)) {
+      if (Silent(c, path, now)) {
         // While the whole connection is silent (nothing for rto_min: the
         // peer stalled again after answering a moment), what the others
         // delivered before says nothing of this path now.
@@ -259,7 +268,7 @@ TimeNs EngineImpl::ConnDeadline(const Connection* c) const {
   for (const TxPath& p : c->paths) {
     if (p.state == PathState::kActive && p.inflight != 0) {
       t = std::min({t, RtoDeadline(c, p, &silence), p.reorder_at});
-      if (cfg.tail_loss_probe && !p.tlp_sent) t = std::min(t, TlpDeadline(p));
+      if (cfg.tail_loss_probe && !p.tlp_sent) t = std::min(t, TlpDeadline(c, p));
       if (cfg.tail_loss_probe && p.tlp_sent && !p.rescue_sent)
         t = std::min(t, RescueDeadline(c, p));
     } else if (p.state == PathState::kFailed) {

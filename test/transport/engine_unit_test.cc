@@ -621,6 +621,66 @@ TEST_F(EngineUnitTest, ASpuriousTimeoutOfAQueueRaisesNoRtoFloor) {
   EXPECT_EQ(EnginePeer::Conn(*eng_, eng_conn_)->rto_floor, 0u);
 }
 
+// A tail-loss probe whose packet then turns out to have arrived (its ACK,
+// echoing a packet sent before the probe, was only late) was needless: the
+// peer stalls. The connection's probes then wait past what that packet took
+// (at most rto_min), halving each config::kRtoFloorHalfLifeNs, so the next
+// stall like it sends no probe. A probe that finds a loss changes nothing.
+TEST_F(EngineUnitTest, ANeedlessTailLossProbeMakesTheNextProbesWaitPastTheStall) {
+  EngineConfig cfg = BaseConfig();
+  cfg.rto_silent_ns = 0;
+  ASSERT_NO_FATAL_FAILURE(Start(cfg));
+  constexpr TimeNs kRtt = 10'000;
+  constexpr TimeNs kStall = 90'000;  // a stall: over kRtoFloorStallRtts round trips, within the RTO
+  static_assert(kStall >= config::kRtoFloorStallRtts * kRtt);
+  FillSource(kPayload);
+  uint32_t psn = 0;
+  uint64_t wr = 0;
+  ASSERT_NO_FATAL_FAILURE(SteadyRoundTrips(8, kRtt, &psn, &wr));
+  ASSERT_GT(Path(0).rto_ns, kStall);
+  // One WRITE answered @p late after it left; the probes it drew.
+  const auto round_trip = [&](TimeNs late) -> uint64_t {
+    const uint64_t probes = eng_->stats().tail_loss_probes;
+    PostWrite(wr, kPayload);
+    const TimeNs sent = now_;
+    EXPECT_EQ(OfType(Drain(sent), PacketType::kWrite).size(), 1u);
+    std::vector<Packet> resent = OfType(Drain(sent + late - 1), PacketType::kWrite);
+    now_ = sent + late;
+    Feed(TimedAck(0, psn + 1, sent));  // the first transmission's ACK
+    psn += 1 + static_cast<uint32_t>(resent.size());
+    now_ += kRtt;
+    Feed(Ack(0, psn, {}, static_cast<int64_t>(++wr)));  // and the probe's
+    now_ += kRtt;
+    return eng_->stats().tail_loss_probes - probes;
+  };
+  // A probe that found a loss: its packet's ACK never came, the probe's did.
+  ASSERT_NO_FATAL_FAILURE(PostWrite(wr, kPayload));
+  const TimeNs sent = now_;
+  ASSERT_EQ(OfType(Drain(sent), PacketType::kWrite).size(), 1u);
+  now_ = eng_->NextDeadline();
+  ASSERT_LT(now_, sent + kStall);
+  ASSERT_EQ(OfType(Drain(now_), PacketType::kWrite).size(), 1u);
+  now_ += kRtt;
+  psn += 2;
+  Feed(Ack(0, psn, {}, static_cast<int64_t>(++wr)));
+  EXPECT_EQ(eng_->stats().tail_loss_probes, 1u);
+  EXPECT_EQ(eng_->stats().needless_tail_probes, 0u);
+  EXPECT_EQ(EnginePeer::Conn(*eng_, eng_conn_)->tlp_floor, 0u);
+  now_ += kRtt;
+
+  // A stall: the probe goes, then the packet's own ACK comes.
+  EXPECT_EQ(round_trip(kStall), 1u);
+  EXPECT_EQ(eng_->stats().needless_tail_probes, 1u);
+  const TimeNs floor = EnginePeer::Conn(*eng_, eng_conn_)->tlp_floor;
+  EXPECT_EQ(floor, std::min(kStall + kStall / 4, cfg.rto_min_ns));
+  // The next stall like it draws no probe.
+  EXPECT_EQ(round_trip(kStall), 0u);
+  // Quiet for a half-life, the floor halves at the next sample.
+  now_ += config::kRtoFloorHalfLifeNs;
+  EXPECT_EQ(round_trip(kRtt), 0u);
+  EXPECT_EQ(EnginePeer::Conn(*eng_, eng_conn_)->tlp_floor, floor / 2);
+}
+
 TEST_F(EngineUnitTest, APeerThatFallsSilentAfterAnsweringIsProbedUntilRtoSilentThenTimesOut) {
   enum Case { kStall, kHole, kCongested };
   for (const Case k : {kStall, kHole, kCongested}) {
