@@ -262,6 +262,17 @@ struct PlaneState {
   uint64_t failures = 0;
 };
 
+/**
+ * A lower bound a peer's stall raised (RaiseStallFloor): 5/4 of the stall,
+ * halved each config::kRtoFloorHalfLifeNs with no new stall (at the next RTT
+ * sample), gone below the bound's own minimum.
+ */
+struct StallFloor {
+  TimeNs ns = 0;
+  TimeNs at = 0;  ///< set or last halved at
+  void Decay(TimeNs now, TimeNs gone_below);
+};
+
 struct Connection {
   uint32_t local_id = 0;
   uint32_t remote_id = 0;
@@ -364,10 +375,8 @@ struct Connection {
   bool pace_phase_due = false;      ///< the pacer draws its random phase at the next send
   // The delay signal (congestion.cc): queueing is RTT above the base.
   TimeNs base_rtt = kNever;   ///< smallest RTT sample of any of its paths
-  TimeNs rto_floor = 0;       ///< every path's RTO is at least this (config::kRtoFloorHalfLifeNs)
-  TimeNs rto_floor_at = 0;    ///< set or last halved at
-  TimeNs tlp_floor = 0;       ///< every path's tail-loss probe waits at least this (CheckTailProbe)
-  TimeNs tlp_floor_at = 0;    ///< set or last halved at
+  StallFloor rto_floor;       ///< every path's RTO is at least this (CheckTimeout)
+  StallFloor tlp_floor;       ///< every path's tail-loss probe waits at least this (CheckTailProbe)
   TimeNs base_rtt_at = 0;     ///< taken at; renewed when older than config::kCcBaseRttWindowNs
   TimeNs last_rx_at = 0;      ///< any valid packet from the peer
   TimeNs heard_again_at = 0;  ///< the first packet after rto_min or more of the peer's silence
@@ -892,7 +901,7 @@ class EngineImpl {
    * host jitter of rto_min above srtt must not fire it (Linux's floor).
    */
   TimeNs RtoOf(const Connection* c, const TxPath& p) const {
-    return std::min(std::max(p.srtt + std::max(4 * p.rttvar, cfg.rto_min_ns), c->rto_floor),
+    return std::min(std::max(p.srtt + std::max(4 * p.rttvar, cfg.rto_min_ns), c->rto_floor.ns),
                     cfg.rto_max_ns);
   }
   /**
@@ -908,13 +917,19 @@ class EngineImpl {
    */
   void CheckTailProbe(TimeNs now, Connection* c, TxPath* path, const wire::AckBody& a);
   /**
-   * Whether ACK @p a of a path, echoing a packet sent before @p asked_at, tells
-   * that @p psn arrived: kYes / kNo, or kEnded when the ACK echoes a later
-   * packet (whose una_psn moves the receiver past @p psn whether it arrived or
-   * not) or nothing.
+   * A packet of @p c took @p took to be acknowledged although it arrived: if
+   * that is a stall of a host (config::kRtoFloorStallRtts), not a queue,
+   * raises @p floor to 5/4 of it, at most @p cap, and returns true.
    */
-  enum class Verdict : uint8_t { kYes, kNo, kEnded };
-  static Verdict ArrivedBefore(const wire::AckBody& a, TimeNs asked_at, uint32_t psn);
+  static bool RaiseStallFloor(TimeNs now, const Connection* c, TimeNs took, TimeNs cap,
+                              StallFloor* floor);
+  /**
+   * Whether ACK @p a of a path shows that @p psn, in question since
+   * @p *asked_at, arrived; it can only if it echoes a packet sent before
+   * then. Clears @p *asked_at when it does, and when the ACK echoes a later
+   * packet (whose una_psn moves the receiver past @p psn either way).
+   */
+  static bool ShownArrived(const wire::AckBody& a, TimeNs* asked_at, uint32_t psn);
   /**
    * What RtoDeadline() asks of a connection's other paths, gathered in one
    * pass so that a deadline over all paths costs one pass, not one per path.

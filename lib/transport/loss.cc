@@ -125,53 +125,59 @@ TimeNs EngineImpl::ProbeWait(const TxPath& p) const {
   return cfg.path_probe_interval_ns << std::min(p.unanswered_probes, 6u);
 }
 
-EngineImpl::Verdict EngineImpl::ArrivedBefore(const wire::AckBody& a, TimeNs asked_at,
-                                              uint32_t psn) {
+bool EngineImpl::ShownArrived(const wire::AckBody& a, TimeNs* asked_at, uint32_t psn) {
   // Only an ACK that echoes a packet sent before then can tell: one sent
   // since carries the una_psn that moved the receiver past the packets in
   // question whether they arrived or not, and ends the question.
-  if (a.ack_delay_ns == wire::kAckNoEcho) return Verdict::kNo;
-  if (!wire::SeqLt(a.echo_ts_ns, static_cast<uint32_t>(asked_at))) return Verdict::kEnded;
-  if (wire::SeqLt(psn, a.cum_psn)) return Verdict::kYes;
-  if (!a.has_sack || !wire::SeqLt(a.cum_psn, psn)) return Verdict::kNo;
-  const uint32_t i = psn - a.cum_psn - 1;
-  return i < wire::kSackBits && ((a.sack[i / 64] >> (i % 64)) & 1) != 0 ? Verdict::kYes
-                                                                        : Verdict::kNo;
+  if (a.ack_delay_ns == wire::kAckNoEcho) return false;
+  if (!wire::SeqLt(a.echo_ts_ns, static_cast<uint32_t>(*asked_at))) {
+    *asked_at = kNever;
+    return false;
+  }
+  bool arrived = wire::SeqLt(psn, a.cum_psn);
+  if (!arrived && a.has_sack && wire::SeqLt(a.cum_psn, psn)) {
+    const uint32_t i = psn - a.cum_psn - 1;
+    arrived = i < wire::kSackBits && ((a.sack[i / 64] >> (i % 64)) & 1) != 0;
+  }
+  if (arrived) *asked_at = kNever;
+  return arrived;
 }
 
 void EngineImpl::CheckTimeout(TimeNs now, Connection* c, TxPath* path, const wire::AckBody& a) {
-  const Verdict v = ArrivedBefore(a, path->timeout_at, path->timeout_psn);
-  if (v == Verdict::kEnded) path->timeout_at = kNever;
-  if (v != Verdict::kYes) return;
+  if (!ShownArrived(a, &path->timeout_at, path->timeout_psn)) return;
   // Eifel (RFC 3522/4015): the path was never at fault. Undo its window cut
   // and count; keep later RTOs past what this packet took.
-  path->timeout_at = kNever;
   stats.spurious_timeouts++;
   path->timeouts = 0;
   path->cc.cwnd = std::max(path->cc.cwnd, path->timeout_cwnd);
-  const TimeNs took = now - path->timeout_sent_at;
-  if (c->base_rtt == kNever || took < config::kRtoFloorStallRtts * c->base_rtt) return;
-  c->rto_floor = std::min(std::max(c->rto_floor, took + took / 4), cfg.rto_max_ns);
-  c->rto_floor_at = now;
+  if (!RaiseStallFloor(now, c, now - path->timeout_sent_at, cfg.rto_max_ns, &c->rto_floor)) return;
   path->rto = RtoOf(c, *path);
 }
 
 void EngineImpl::CheckTailProbe(TimeNs now, Connection* c, TxPath* path, const wire::AckBody& a) {
-  const Verdict v = ArrivedBefore(a, path->tlp_at, path->tlp_psn);
-  if (v == Verdict::kEnded) path->tlp_at = kNever;
-  if (v != Verdict::kYes) return;
+  if (!ShownArrived(a, &path->tlp_at, path->tlp_psn)) return;
   // The packet the probe repeated arrived: its ACK was only late. A peer
   // that stalls (descheduled, busy) makes every path's probes needless
   // alike, so the connection's probes wait at least 5/4 of what this one
   // took, as its RTO does after a spurious timeout, and within the same
   // bounds: a stall, not a queue (config::kRtoFloorStallRtts), and never
   // past rto_min, beyond which the RTO would come first anyway.
-  path->tlp_at = kNever;
   stats.needless_tail_probes++;
-  const TimeNs took = now - path->tlp_psn_sent_at;
-  if (c->base_rtt == kNever || took < config::kRtoFloorStallRtts * c->base_rtt) return;
-  c->tlp_floor = std::min(std::max(c->tlp_floor, took + took / 4), cfg.rto_min_ns);
-  c->tlp_floor_at = now;
+  RaiseStallFloor(now, c, now - path->tlp_psn_sent_at, cfg.rto_min_ns, &c->tlp_floor);
+}
+
+bool EngineImpl::RaiseStallFloor(TimeNs now, const Connection* c, TimeNs took, TimeNs cap,
+                                 StallFloor* floor) {
+  if (c->base_rtt == kNever || took < config::kRtoFloorStallRtts * c->base_rtt) return false;
+  floor->ns = std::min(std::max(floor->ns, took + took / 4), cap);
+  floor->at = now;
+  return true;
+}
+
+void StallFloor::Decay(TimeNs now, TimeNs gone_below) {
+  if (ns == 0 || now - at < config::kRtoFloorHalfLifeNs) return;
+  ns = ns / 2 < gone_below ? 0 : ns / 2;
+  at = now;
 }
 
 void EngineImpl::PathTimeout(TimeNs now, Connection* c, TxPath* path, TimeNs age) {

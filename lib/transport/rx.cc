@@ -291,14 +291,8 @@ void EngineImpl::HandleAck(TimeNs now, Connection* c, const wire::Packet& p) {
       path.rttvar = (3 * path.rttvar + err) / 4;
       path.srtt = (7 * path.srtt + r) / 8;
     }
-    if (c->rto_floor != 0 && now - c->rto_floor_at >= config::kRtoFloorHalfLifeNs) {
-      c->rto_floor = c->rto_floor / 2 < cfg.rto_min_ns ? 0 : c->rto_floor / 2;
-      c->rto_floor_at = now;
-    }
-    if (c->tlp_floor != 0 && now - c->tlp_floor_at >= config::kRtoFloorHalfLifeNs) {
-      c->tlp_floor = c->tlp_floor / 2 < cfg.tlp_min_ns ? 0 : c->tlp_floor / 2;
-      c->tlp_floor_at = now;
-    }
+    c->rto_floor.Decay(now, cfg.rto_min_ns);
+    c->tlp_floor.Decay(now, cfg.tlp_min_ns);
     path.rto = RtoOf(c, path);
     c->srtt = c->srtt == 0 ? r : (7 * c->srtt + r) / 8;
     if (r < c->base_rtt || now - c->base_rtt_at > config::kCcBaseRttWindowNs) {

@@ -28,7 +28,7 @@ TimeNs EngineImpl::TlpWait(const Connection* c, const TxPath& p) const {
   // (a needless probe, CheckTailProbe) raises the connection's floor.
   if (!p.has_rtt) return p.rto / 2;
   const TimeNs held = p.inflight < cfg.ack_every_pkts ? cfg.ack_delay_ns : 0;
-  return std::max({2 * p.srtt + held, cfg.tlp_min_ns, c->tlp_floor});
+  return std::max({2 * p.srtt + held, cfg.tlp_min_ns, c->tlp_floor.ns});
 }
 
 bool EngineImpl::Silent(const Connection* c, const TxPath& p, TimeNs now) const {

@@ -69,23 +69,24 @@ std::string RunChild(const std::function<absl::Status()>& start, const std::stri
   return dir;
 }
 
-TEST(EalRuntimeDir, TheDriversEalLeavesNoDirectoryBehind) {
-  const std::string prefix = Prefix("driver");
-  const std::string dir = RunChild([&] { return dpdk::InitEal(EalArgs(prefix)); }, "");
+// A child that starts EAL under a prefix named after @p what, with @p start, leaves no directory.
+void ExpectNoDirectoryLeft(const char* what,
+                           const std::function<absl::Status(const std::string&)>& start) {
+  const std::string prefix = Prefix(what);
+  const std::string dir = RunChild([&] { return start(prefix); }, "");
   ASSERT_NE(dir, "");
   EXPECT_NE(dir.find(prefix), std::string::npos) << dir;
   EXPECT_FALSE(Exists(dir)) << dir << " is still there";
   rmdir(dir.c_str());
 }
 
+TEST(EalRuntimeDir, TheDriversEalLeavesNoDirectoryBehind) {
+  ExpectNoDirectoryLeft("driver", [](const std::string& p) { return dpdk::InitEal(EalArgs(p)); });
+}
+
 TEST(EalRuntimeDir, TelemetrysEalLeavesNoDirectoryBehind) {
   // With telemetry: its socket is removed at exit before the directory is.
-  const std::string prefix = Prefix("telemetry");
-  const std::string dir = RunChild([&] { return telemetry::StartEal(prefix); }, "");
-  ASSERT_NE(dir, "");
-  EXPECT_NE(dir.find(prefix), std::string::npos) << dir;
-  EXPECT_FALSE(Exists(dir)) << dir << " is still there";
-  rmdir(dir.c_str());
+  ExpectNoDirectoryLeft("telemetry", [](const std::string& p) { return telemetry::StartEal(p); });
 }
 
 TEST(EalRuntimeDir, ADirectoryThatHoldsAnythingStays) {

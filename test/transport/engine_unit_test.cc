@@ -586,7 +586,7 @@ TEST_F(EngineUnitTest, ASpuriousTimeoutRaisesTheRtoPastTheStallThatCausedIt) {
   EXPECT_EQ(eng_->stats().rto_timeouts, 2u);
   EXPECT_EQ(eng_->stats().spurious_timeouts, 1u);
   EXPECT_GE(Path(0).cwnd_bytes, cwnd);  // the cut undone
-  const TimeNs floor = EnginePeer::Conn(*eng_, eng_conn_)->rto_floor;
+  const TimeNs floor = EnginePeer::Conn(*eng_, eng_conn_)->rto_floor.ns;
   EXPECT_GE(floor, kStall + kStall / 4);
   EXPECT_GE(Path(0).rto_ns, floor);
   // The next stall like it fires nothing.
@@ -595,7 +595,7 @@ TEST_F(EngineUnitTest, ASpuriousTimeoutRaisesTheRtoPastTheStallThatCausedIt) {
   // Quiet for a half-life, the floor halves at the next sample.
   now_ += config::kRtoFloorHalfLifeNs;
   ASSERT_NO_FATAL_FAILURE(round_trip(kRtt));
-  EXPECT_EQ(EnginePeer::Conn(*eng_, eng_conn_)->rto_floor, floor / 2);
+  EXPECT_EQ(EnginePeer::Conn(*eng_, eng_conn_)->rto_floor.ns, floor / 2);
 }
 
 // A spurious timeout of a packet held a few round trips (a queue, as a
@@ -618,7 +618,7 @@ TEST_F(EngineUnitTest, ASpuriousTimeoutOfAQueueRaisesNoRtoFloor) {
   now_ = sent + 3 * kRtt;  // the first transmission's ACK, three round trips late
   Feed(TimedAck(0, psn + 1, sent));
   EXPECT_EQ(eng_->stats().spurious_timeouts, 1u);
-  EXPECT_EQ(EnginePeer::Conn(*eng_, eng_conn_)->rto_floor, 0u);
+  EXPECT_EQ(EnginePeer::Conn(*eng_, eng_conn_)->rto_floor.ns, 0u);
 }
 
 // A tail-loss probe whose packet then turns out to have arrived (its ACK,
@@ -665,20 +665,20 @@ TEST_F(EngineUnitTest, ANeedlessTailLossProbeMakesTheNextProbesWaitPastTheStall)
   Feed(Ack(0, psn, {}, static_cast<int64_t>(++wr)));
   EXPECT_EQ(eng_->stats().tail_loss_probes, 1u);
   EXPECT_EQ(eng_->stats().needless_tail_probes, 0u);
-  EXPECT_EQ(EnginePeer::Conn(*eng_, eng_conn_)->tlp_floor, 0u);
+  EXPECT_EQ(EnginePeer::Conn(*eng_, eng_conn_)->tlp_floor.ns, 0u);
   now_ += kRtt;
 
   // A stall: the probe goes, then the packet's own ACK comes.
   EXPECT_EQ(round_trip(kStall), 1u);
   EXPECT_EQ(eng_->stats().needless_tail_probes, 1u);
-  const TimeNs floor = EnginePeer::Conn(*eng_, eng_conn_)->tlp_floor;
+  const TimeNs floor = EnginePeer::Conn(*eng_, eng_conn_)->tlp_floor.ns;
   EXPECT_EQ(floor, std::min(kStall + kStall / 4, cfg.rto_min_ns));
   // The next stall like it draws no probe.
   EXPECT_EQ(round_trip(kStall), 0u);
   // Quiet for a half-life, the floor halves at the next sample.
   now_ += config::kRtoFloorHalfLifeNs;
   EXPECT_EQ(round_trip(kRtt), 0u);
-  EXPECT_EQ(EnginePeer::Conn(*eng_, eng_conn_)->tlp_floor, floor / 2);
+  EXPECT_EQ(EnginePeer::Conn(*eng_, eng_conn_)->tlp_floor.ns, floor / 2);
 }
 
 TEST_F(EngineUnitTest, APeerThatFallsSilentAfterAnsweringIsProbedUntilRtoSilentThenTimesOut) {
