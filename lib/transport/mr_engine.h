@@ -252,7 +252,8 @@ struct EngineStats {
   uint64_t rto_timeouts = 0;  ///< retransmission timeouts (each declares a path's old packets lost)
   /** Of those, shown needless: the oldest packet declared lost arrived after all (a stall). */
   uint64_t spurious_timeouts = 0;
-  uint64_t tail_loss_probes = 0;  ///< newest packets sent again after 2 SRTT of silence
+  uint64_t tail_loss_probes =
+      0;  ///< newest packets sent again after 2 SRTT of silence (or tlp_floor)
   /** Of the probes, those whose packet arrived after all (its ACK was late): CheckTailProbe. */
   uint64_t needless_tail_probes = 0;
   uint64_t tail_loss_rescues = 0;  ///< of those unanswered, the newest sent on another path
